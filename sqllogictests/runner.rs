@@ -1,0 +1,250 @@
+//! The sqllogictest runner.
+//!
+//! ```text
+//! cargo test --test sqllogictests                 # every .slt under sqllogictests/
+//! cargo test --test sqllogictests -- PATH...      # these files or folders
+//! cargo test --test sqllogictests -- variant_get  # default files whose path contains the text
+//! ```
+//!
+//! Each file runs in its own `SessionContext` with the whole extension
+//! registered ([`df_variant::variant_context`]). Every statement and query is
+//! counted; a failure does not stop the file; each failure is printed with its
+//! `file:line`; the run ends with one line `N passed, N failed` and a non-zero exit
+//! code when anything failed.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::DataType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use async_trait::async_trait;
+use datafusion::error::DataFusionError;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Record, Runner};
+
+const DEFAULT_DIR: &str = "sqllogictests/test_files";
+
+/// The engine under test: one DataFusion session with df-variant registered.
+struct VariantDb {
+    ctx: Arc<SessionContext>,
+}
+
+#[derive(Debug)]
+struct DbError(String);
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+impl From<DataFusionError> for DbError {
+    fn from(e: DataFusionError) -> Self {
+        // Strip DataFusion's context wrappers so messages stay readable.
+        DbError(e.strip_backtrace())
+    }
+}
+
+fn column_type(dt: &DataType) -> DefaultColumnType {
+    match dt {
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => DefaultColumnType::Integer,
+        DataType::Float16
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Decimal32(_, _)
+        | DataType::Decimal64(_, _)
+        | DataType::Decimal128(_, _)
+        | DataType::Decimal256(_, _) => DefaultColumnType::FloatingPoint,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DefaultColumnType::Text,
+        _ => DefaultColumnType::Any,
+    }
+}
+
+fn format_cell(formatter: &ArrayFormatter<'_>, array: &ArrayRef, row: usize) -> String {
+    if array.is_null(row) {
+        return "NULL".to_string();
+    }
+    let s = formatter.value(row).to_string();
+    if s.is_empty() {
+        "(empty)".to_string()
+    } else {
+        s
+    }
+}
+
+#[async_trait]
+impl AsyncDB for VariantDb {
+    type Error = DbError;
+    type ColumnType = DefaultColumnType;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
+        let df = self.ctx.sql(sql).await?;
+        let schema = Arc::clone(df.schema().inner());
+        let batches = df.collect().await?;
+        if schema.fields().is_empty() {
+            return Ok(DBOutput::StatementComplete(0));
+        }
+        let types = schema
+            .fields()
+            .iter()
+            .map(|f| column_type(f.data_type()))
+            .collect();
+        let options = FormatOptions::default().with_null("NULL");
+        let mut rows = Vec::new();
+        for batch in &batches {
+            let formatters = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| DbError(e.to_string()))?;
+            for row in 0..batch.num_rows() {
+                rows.push(
+                    formatters
+                        .iter()
+                        .zip(batch.columns())
+                        .map(|(f, c)| format_cell(f, c, row))
+                        .collect(),
+                );
+            }
+        }
+        Ok(DBOutput::Rows { types, rows })
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &str {
+        "df-variant"
+    }
+}
+
+/// Column types must match, except that `?` in the test matches anything.
+/// (The signature is fixed by `sqllogictest::ColumnTypeValidator`.)
+#[allow(clippy::ptr_arg)]
+fn column_validator(actual: &Vec<DefaultColumnType>, expected: &Vec<DefaultColumnType>) -> bool {
+    actual.len() == expected.len()
+        && actual
+            .iter()
+            .zip(expected)
+            .all(|(a, e)| matches!(e, DefaultColumnType::Any) || a == e)
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+}
+
+async fn run_file(path: &Path, tally: &mut Tally) {
+    let records = match sqllogictest::parse_file::<DefaultColumnType>(path) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("FAILED {}: cannot parse: {e}", path.display());
+            tally.failed += 1;
+            return;
+        }
+    };
+    let config = SessionConfig::new().with_target_partitions(2);
+    let ctx = Arc::new(df_variant::variant_context_with_config(config));
+    let mut runner = Runner::new(move || {
+        let ctx = Arc::clone(&ctx);
+        async move { Ok::<_, DbError>(VariantDb { ctx }) }
+    });
+    runner.with_column_validator(column_validator);
+    for record in records {
+        let counted = matches!(record, Record::Statement { .. } | Record::Query { .. });
+        if matches!(record, Record::Halt { .. }) {
+            break;
+        }
+        match runner.run_async(record).await {
+            Ok(_) if counted => tally.passed += 1,
+            Ok(_) => {}
+            Err(e) => {
+                tally.failed += 1;
+                println!("FAILED {}\n", e.display(false));
+            }
+        }
+    }
+}
+
+fn collect_slt(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n == "scratch") {
+                continue;
+            }
+            collect_slt(&p, out);
+        } else if p.extension().is_some_and(|e| e == "slt") {
+            out.push(p);
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut files = Vec::new();
+    let mut filters = Vec::new();
+    for a in &args {
+        let p = PathBuf::from(a);
+        if p.is_dir() {
+            collect_slt(&p, &mut files);
+        } else if p.is_file() {
+            files.push(p);
+        } else {
+            filters.push(a.clone());
+        }
+    }
+    if files.is_empty() {
+        let mut all = Vec::new();
+        collect_slt(Path::new(DEFAULT_DIR), &mut all);
+        files = all
+            .into_iter()
+            .filter(|p| {
+                filters.is_empty()
+                    || filters
+                        .iter()
+                        .any(|f| p.to_string_lossy().contains(f.as_str()))
+            })
+            .collect();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let mut tally = Tally::default();
+    for file in &files {
+        let before = tally.failed;
+        runtime.block_on(run_file(file, &mut tally));
+        let status = if tally.failed == before {
+            "ok"
+        } else {
+            "FAILED"
+        };
+        println!("{status}: {}", file.display());
+    }
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed == 0 && tally.passed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

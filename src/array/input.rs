@@ -1,0 +1,146 @@
+//! Reading Variant columns in every legal physical form.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
+};
+use arrow::datatypes::DataType;
+use arrow::error::ArrowError;
+use parquet_variant_compute::{VariantArray, unshred_variant};
+
+use super::is_variant_type;
+
+/// One binary child column, whatever its Arrow binary flavour.
+#[derive(Debug, Clone)]
+enum BinaryColumn {
+    Binary(BinaryArray),
+    Large(LargeBinaryArray),
+    View(BinaryViewArray),
+}
+
+impl BinaryColumn {
+    fn try_new(array: &ArrayRef, name: &str) -> Result<Self, ArrowError> {
+        Ok(match array.data_type() {
+            DataType::Binary => Self::Binary(array.as_binary::<i32>().clone()),
+            DataType::LargeBinary => Self::Large(array.as_binary::<i64>().clone()),
+            DataType::BinaryView => Self::View(array.as_binary_view().clone()),
+            DataType::Dictionary(_, _) | DataType::RunEndEncoded(_, _) => {
+                let cast = arrow::compute::cast(array, &DataType::BinaryView)?;
+                Self::View(cast.as_binary_view().clone())
+            }
+            other => {
+                return Err(ArrowError::InvalidArgumentError(format!(
+                    "variant field `{name}` must be binary, found {other}"
+                )));
+            }
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        match self {
+            Self::Binary(a) => a.is_valid(i).then(|| a.value(i)),
+            Self::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Self::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// Row access to a Variant column given in any legal physical form: Binary,
+/// LargeBinary or BinaryView children (dictionary-encoded metadata too), fields in
+/// any order, unshredded or shredded (shredded columns are reassembled into the
+/// binary form first).
+#[derive(Debug, Clone)]
+pub struct VariantInput {
+    metadata: BinaryColumn,
+    value: Option<BinaryColumn>,
+    nulls: Option<arrow::buffer::NullBuffer>,
+    len: usize,
+}
+
+/// A Variant null, as returned for rows whose `value` is absent.
+const NULL_VALUE: &[u8] = &[0x00];
+
+impl VariantInput {
+    /// Wraps a Variant column.
+    ///
+    /// # Errors
+    /// When the array is not a Variant struct, or a shredded column cannot be
+    /// reassembled (invalid shredding).
+    pub fn try_new(array: &ArrayRef) -> Result<Self, ArrowError> {
+        if !is_variant_type(array.data_type()) {
+            return Err(ArrowError::InvalidArgumentError(format!(
+                "expected a variant column, found {}",
+                array.data_type()
+            )));
+        }
+        let st = array.as_struct();
+        if st.column_by_name("typed_value").is_some() {
+            let unshredded = unshred(array)?;
+            return Self::from_unshredded(&unshredded);
+        }
+        Self::from_unshredded(st)
+    }
+
+    fn from_unshredded(st: &StructArray) -> Result<Self, ArrowError> {
+        let metadata = st
+            .column_by_name("metadata")
+            .ok_or_else(|| ArrowError::InvalidArgumentError("variant has no metadata".into()))?;
+        let value = st
+            .column_by_name("value")
+            .map(|v| BinaryColumn::try_new(v, "value"))
+            .transpose()?;
+        Ok(Self {
+            metadata: BinaryColumn::try_new(metadata, "metadata")?,
+            value,
+            nulls: st.logical_nulls(),
+            len: st.len(),
+        })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `(metadata, value)` bytes of row `i`, or `None` for SQL NULL. A row whose
+    /// `value` is null reads as a Variant null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        if self.nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+            return None;
+        }
+        let metadata = self.metadata.get(i).unwrap_or(super::EMPTY_METADATA);
+        let value = self
+            .value
+            .as_ref()
+            .and_then(|v| v.get(i))
+            .unwrap_or(NULL_VALUE);
+        Some((metadata, value))
+    }
+}
+
+/// Reassembles a shredded Variant column into its binary form, turning panics of
+/// the upstream kernel into errors.
+fn unshred(array: &ArrayRef) -> Result<StructArray, ArrowError> {
+    let array = Arc::clone(array);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let va = VariantArray::try_new(array.as_ref())?;
+        unshred_variant(&va)
+    }));
+    match result {
+        Ok(Ok(va)) => Ok(va.into()),
+        Ok(Err(e)) => Err(ArrowError::InvalidArgumentError(format!(
+            "invalid shredded variant: {e}"
+        ))),
+        Err(_) => Err(ArrowError::InvalidArgumentError(
+            "invalid shredded variant: it could not be reassembled".into(),
+        )),
+    }
+}

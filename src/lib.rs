@@ -1,0 +1,97 @@
+//! # df-variant
+//!
+//! A first-class **Variant** type for Apache DataFusion: the open Parquet/Spark
+//! [Variant binary encoding](https://github.com/apache/parquet-format/blob/master/VariantEncoding.md)
+//! with Spark-exact SQL functions on top.
+//!
+//! ## Main APIs
+//! - [`register_all`] registers every function on a [`FunctionRegistry`];
+//!   [`with_variant`] adds functions, the `VARIANT` type, casts and plan checks to
+//!   a [`SessionStateBuilder`]; [`variant_context`] is a ready [`SessionContext`].
+//! - [`udf::functions`] / [`udaf::functions`]: the one list of functions.
+//! - [`variant`]: Spark semantics over `parquet-variant` values (JSON, paths, casts,
+//!   schemas, formatting), independent of DataFusion.
+//! - [`array`]: Variant columns in Arrow.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! let ctx = df_variant::variant_context();
+//! let df = ctx
+//!     .sql(r#"SELECT variant_get(parse_json('{"a": {"b": "42"}}'), '$.a.b', 'int') AS x"#)
+//!     .await?;
+//! let batches = df.collect().await?;
+//! let x = batches[0].column(0).as_any().downcast_ref::<arrow::array::Int32Array>().unwrap();
+//! assert_eq!(x.value(0), 42);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod array;
+pub mod sql;
+pub mod udaf;
+pub mod udf;
+pub mod variant;
+
+use std::sync::Arc;
+
+use datafusion::common::Result;
+use datafusion::execution::FunctionRegistry;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::optimizer::analyzer::Analyzer;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+/// Registers every scalar and aggregate function of the crate.
+///
+/// # Errors
+/// When the registry refuses a function.
+pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
+    for f in udf::functions() {
+        registry.register_udf(f)?;
+    }
+    for f in udaf::functions() {
+        registry.register_udaf(f)?;
+    }
+    Ok(())
+}
+
+/// Adds everything of the crate to a session builder: the functions, the
+/// `VARIANT` SQL type, the cast rewrite (`CAST(v AS INT)`, `CAST(x AS VARIANT)`)
+/// and the plan-time checks that refuse ordering, grouping and comparing
+/// VARIANT values.
+///
+/// The cast rewrite and the checks must run before DataFusion's type coercion,
+/// so this sets the analyzer to `[VariantCastRewrite, VariantOperationCheck]`
+/// followed by DataFusion's default analyzer rules (rules added later with
+/// `with_analyzer_rule` still run after them).
+pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
+    let mut rules: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(sql::VariantCastRewrite),
+        Arc::new(sql::VariantOperationCheck),
+    ];
+    rules.extend(Analyzer::new().rules);
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .extend(udf::functions());
+    builder
+        .aggregate_functions()
+        .get_or_insert_with(Vec::new)
+        .extend(udaf::functions());
+    builder
+        .with_analyzer_rules(rules)
+        .with_type_planner(Arc::new(sql::VariantTypePlanner))
+}
+
+/// A [`SessionContext`] with DataFusion's defaults plus everything of this crate.
+pub fn variant_context() -> SessionContext {
+    variant_context_with_config(SessionConfig::new())
+}
+
+/// Like [`variant_context`], with a given configuration.
+pub fn variant_context_with_config(config: SessionConfig) -> SessionContext {
+    let builder = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features();
+    SessionContext::new_with_state(with_variant(builder).build())
+}

@@ -1,0 +1,165 @@
+//! Rewrites `CAST`/`TRY_CAST` involving VARIANT into the crate's functions:
+//!
+//! ```text
+//! CAST(v AS INT)          =>  variant_get(v, '$', 'int')
+//! TRY_CAST(v AS INT)      =>  try_variant_get(v, '$', 'int')
+//! CAST(x AS VARIANT)      =>  cast_to_variant(x)
+//! CAST(v AS VARIANT)      =>  v
+//! ```
+//!
+//! It runs before DataFusion's type coercion, which cannot cast a struct to a
+//! scalar. Output names are preserved.
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result};
+use datafusion::logical_expr::expr::{Cast, TryCast};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
+use datafusion::optimizer::AnalyzerRule;
+
+use crate::array::{is_variant_field, is_variant_type};
+use crate::udf::{cast_to_variant_udf, try_variant_get_udf, variant_get_udf};
+
+/// The analyzer rule described in the module docs.
+#[derive(Debug, Default)]
+pub struct VariantCastRewrite;
+
+impl AnalyzerRule for VariantCastRewrite {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let schema = input_schema(&node);
+            let preserver = NamePreserver::new(&node);
+            let result = node.map_expressions(|expr| {
+                let saved = preserver.save(&expr);
+                let rewritten = expr.transform_up(|e| rewrite_cast(e, &schema))?;
+                Ok(rewritten.update_data(|e| saved.restore(e)))
+            })?;
+            if result.transformed {
+                result.map_data(|p| p.recompute_schema())
+            } else {
+                Ok(result)
+            }
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "variant_cast_rewrite"
+    }
+}
+
+/// The schema the node's expressions are evaluated against: its inputs merged.
+pub(crate) fn input_schema(node: &LogicalPlan) -> DFSchema {
+    let mut schema = DFSchema::empty();
+    for input in node.inputs() {
+        schema.merge(input.schema());
+    }
+    schema
+}
+
+fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let (inner, field, safe) = match &expr {
+        Expr::Cast(Cast { expr, field }) => (expr, field, false),
+        Expr::TryCast(TryCast { expr, field }) => (expr, field, true),
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let Ok(inner_type) = inner.get_type(schema) else {
+        return Ok(Transformed::no(expr));
+    };
+    let inner_is_variant = is_variant_type(&inner_type);
+    if is_variant_field(field) {
+        if inner_is_variant {
+            return Ok(Transformed::yes(inner.as_ref().clone()));
+        }
+        return Ok(Transformed::yes(
+            cast_to_variant_udf().call(vec![inner.as_ref().clone()]),
+        ));
+    }
+    if !inner_is_variant {
+        return Ok(Transformed::no(expr));
+    }
+    let Some(spark) = spark_type_name(field.data_type()) else {
+        return Ok(Transformed::no(expr));
+    };
+    let udf = if safe {
+        try_variant_get_udf()
+    } else {
+        variant_get_udf()
+    };
+    let call = udf.call(vec![inner.as_ref().clone(), lit("$"), lit(spark.clone())]);
+    let produced = crate::variant::types::SparkType::parse(&spark)
+        .map(|t| t.to_arrow())
+        .ok();
+    Ok(Transformed::yes(
+        if produced.as_ref() == Some(field.data_type()) {
+            call
+        } else {
+            Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+        },
+    ))
+}
+
+/// The Spark type string for an Arrow type, where one exists.
+pub fn spark_type_name(dt: &DataType) -> Option<String> {
+    Some(match dt {
+        DataType::Boolean => "boolean".into(),
+        DataType::Int8 => "tinyint".into(),
+        DataType::Int16 => "smallint".into(),
+        DataType::Int32 => "int".into(),
+        DataType::Int64 => "bigint".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s)
+            if *s >= 0 =>
+        {
+            format!("decimal({p},{s})")
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "binary".into(),
+        DataType::Date32 => "date".into(),
+        DataType::Timestamp(_, Some(_)) => "timestamp".into(),
+        DataType::Timestamp(_, None) => "timestamp_ntz".into(),
+        DataType::List(f) | DataType::LargeList(f) => {
+            let inner = if is_variant_field(f) {
+                "variant".to_string()
+            } else {
+                spark_type_name(f.data_type())?
+            };
+            format!("array<{inner}>")
+        }
+        DataType::Struct(fields) => {
+            let mut parts = Vec::with_capacity(fields.len());
+            for f in fields {
+                let inner = if is_variant_field(f) {
+                    "variant".to_string()
+                } else {
+                    spark_type_name(f.data_type())?
+                };
+                parts.push(format!("`{}`:{inner}", f.name().replace('`', "``")));
+            }
+            format!("struct<{}>", parts.join(","))
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return None;
+            };
+            if kv.len() != 2
+                || !matches!(
+                    kv[0].data_type(),
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+                )
+            {
+                return None;
+            }
+            let inner = if is_variant_field(&kv[1]) {
+                "variant".to_string()
+            } else {
+                spark_type_name(kv[1].data_type())?
+            };
+            format!("map<string,{inner}>")
+        }
+        _ => return None,
+    })
+}

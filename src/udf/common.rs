@@ -1,0 +1,200 @@
+//! Shared plumbing of the SQL functions: argument checks, array/scalar dispatch,
+//! literal arguments, the session time zone, and guarded row decoding.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_datafusion_err, plan_err};
+use datafusion::logical_expr::ColumnarValue;
+use parquet_variant::Variant;
+
+use crate::array::{VariantInput, is_variant_field};
+use crate::variant::tz::SessionTz;
+use crate::variant::validate;
+
+/// Plan-time check that argument `pos` (0-based) of `func` is a Variant.
+pub fn check_variant_arg(func: &str, pos: usize, field: &Field) -> Result<()> {
+    if is_variant_field(field) || field.data_type() == &DataType::Null {
+        Ok(())
+    } else {
+        plan_err!(
+            "{func}: argument {} must be a VARIANT, found {}",
+            pos + 1,
+            field.data_type()
+        )
+    }
+}
+
+/// Plan-time check that argument `pos` of `func` is a string (or NULL).
+pub fn check_string_arg(func: &str, pos: usize, field: &Field) -> Result<()> {
+    match field.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => Ok(()),
+        DataType::Dictionary(_, v) if v.is_string() => Ok(()),
+        other => plan_err!(
+            "{func}: argument {} must be a STRING, found {other}",
+            pos + 1
+        ),
+    }
+}
+
+/// The text of a literal string argument; `Ok(None)` for a NULL literal.
+pub fn literal_string<'a>(
+    func: &str,
+    what: &str,
+    arg: Option<&'a ScalarValue>,
+) -> Result<Option<&'a str>> {
+    match arg {
+        Some(sv) => match sv.try_as_str() {
+            Some(s) => Ok(s),
+            None => plan_err!(
+                "{func}: {what} must be a string literal, found {}",
+                sv.data_type()
+            ),
+        },
+        None => plan_err!("{func}: {what} must be a literal"),
+    }
+}
+
+/// The session time zone (`datafusion.execution.time_zone`, UTC when unset).
+pub fn session_tz(config: &ConfigOptions) -> Result<SessionTz> {
+    match &config.execution.time_zone {
+        None => Ok(SessionTz::utc()),
+        Some(tz) => SessionTz::parse(tz).map_err(|e| exec_datafusion_err!("{e}")),
+    }
+}
+
+/// Arguments expanded to arrays, remembering whether every one was a scalar so
+/// the result can be a scalar again.
+pub struct Arrays {
+    pub arrays: Vec<ArrayRef>,
+    pub all_scalar: bool,
+}
+
+impl Arrays {
+    pub fn new(args: &[ColumnarValue], number_rows: usize) -> Result<Self> {
+        let all_scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if all_scalar { 1 } else { number_rows };
+        let arrays = args
+            .iter()
+            .map(|a| a.to_array(n))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self { arrays, all_scalar })
+    }
+
+    /// Wraps a result array as the function's return value.
+    pub fn finish(&self, result: ArrayRef) -> Result<ColumnarValue> {
+        if self.all_scalar {
+            Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &result, 0,
+            )?))
+        } else {
+            Ok(ColumnarValue::Array(result))
+        }
+    }
+}
+
+/// Opens a Variant argument for row access. A `Null`-typed argument reads as all
+/// SQL NULLs.
+pub fn variant_input(func: &str, array: &ArrayRef) -> Result<Option<VariantInput>> {
+    if array.data_type() == &DataType::Null {
+        return Ok(None);
+    }
+    VariantInput::try_new(array)
+        .map(Some)
+        .map_err(|e| exec_datafusion_err!("{func}: {e}"))
+}
+
+/// Decodes row `row`'s bytes with the crate's guard; the error names the function
+/// and the row.
+#[inline]
+pub fn decode_row<'m, 'v>(
+    func: &str,
+    row: usize,
+    metadata: &'m [u8],
+    value: &'v [u8],
+) -> Result<Variant<'m, 'v>> {
+    validate::decode(metadata, value)
+        .map_err(|e| exec_datafusion_err!("{func}: row {}: {e}", row + 1))
+}
+
+/// Stack that must remain before a batch starts; below it, the batch runs on a
+/// fresh segment. Variants may nest 1000 levels and every reader recurses.
+const STACK_RED_ZONE: usize = 16 << 20;
+/// Size of that fresh segment (virtual memory; only touched pages are used).
+const STACK_SEGMENT: usize = 64 << 20;
+
+/// Runs one batch of work `f`: on enough stack for 1000-level variants, and with
+/// a panic from a dependency turned into an error naming `func`.
+pub fn guard<T>(func: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let caught = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+    });
+    match caught {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(DataFusionError::Execution(format!(
+                "{func}: internal error while reading variant data: {msg}"
+            )))
+        }
+    }
+}
+
+/// A plain (non-variant) nullable return field.
+pub fn plain_field(name: &str, data_type: DataType) -> FieldRef {
+    Arc::new(Field::new(name, data_type, true))
+}
+
+/// The number of rows of the first argument array.
+pub fn rows(arrays: &[ArrayRef]) -> usize {
+    arrays.first().map_or(0, |a| a.len())
+}
+
+/// Calls `f` with every row of a Variant argument, decoded through the guard:
+/// `None` for SQL NULL. Malformed bytes are an error naming `func` and the row.
+pub fn for_each_variant(
+    func: &str,
+    array: &ArrayRef,
+    mut f: impl FnMut(usize, Option<&Variant<'_, '_>>) -> Result<()>,
+) -> Result<()> {
+    guard(func, || {
+        let input = variant_input(func, array)?;
+        for row in 0..array.len() {
+            match input.as_ref().and_then(|i| i.get(row)) {
+                None => f(row, None)?,
+                Some((m, v)) => {
+                    let variant = decode_row(func, row, m, v)?;
+                    f(row, Some(&variant))?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Builds a `Documentation` with one VARIANT argument.
+pub fn unary_doc(
+    description: &str,
+    syntax: &str,
+    example: &str,
+) -> datafusion::logical_expr::Documentation {
+    datafusion::logical_expr::Documentation::builder(
+        super::DOC_SECTION,
+        description.to_string(),
+        syntax.to_string(),
+    )
+    .with_sql_example(example.to_string())
+    .with_argument("v", "A VARIANT.")
+    .build()
+}
+
+/// The signature of every function taking one argument of any type.
+pub fn any_one() -> datafusion::logical_expr::Signature {
+    datafusion::logical_expr::Signature::any(1, datafusion::logical_expr::Volatility::Immutable)
+}

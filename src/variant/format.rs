@@ -1,0 +1,1082 @@
+//! Spark's exact text output for Variant values: `to_json(variant)` and
+//! `cast(variant AS string)`.
+//!
+//! The layout follows what Spark 4.x prints (see `spark-semantics.md` §4 and §5):
+//!
+//! * objects print their keys sorted by UTF-8 bytes, compact JSON, no spaces;
+//! * doubles and floats print the Java way ([`write_java_double`], [`write_java_float`]);
+//!   `NaN`/`Infinity`/`-Infinity` are JSON *strings* in `to_json` and raw text in a cast;
+//! * decimals print in plain notation without trailing zeros ([`write_decimal`]);
+//! * strings escape `"`, `\`, `\b \f \n \r \t` and other control characters as
+//!   `\u00XX` with upper-case hex; everything else is written raw;
+//! * dates print `2024-01-15`; years outside `0..=9999` print as Java's `LocalDate` does
+//!   (`+10000-01-01`, `-0001-01-01`);
+//! * TIMESTAMP prints the session-local wall time, `yyyy-MM-dd HH:mm:ss[.fraction]` with
+//!   trailing fraction zeros removed, and in `to_json` the session offset at that instant
+//!   as Java's `+HH:MM` pattern prints it (seconds of the offset are dropped, an offset that
+//!   rounds to zero minutes prints `+00:00`); TIMESTAMP_NTZ prints the same without offset;
+//! * binary prints as standard base64 with padding (in `to_json`).
+//!
+//! Extensions beyond Spark (types Spark's variant does not have): TIME prints
+//! `HH:mm:ss[.fraction]`, UUID prints lower-case hyphenated, nanosecond timestamps print up to
+//! nine fraction digits.
+//!
+//! Inputs must be well-formed: variants from [`crate::variant::validate::decode`] (which
+//! checks every byte) or from a builder. The SQL functions only pass such variants.
+
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use parquet_variant::{Variant, VariantList, VariantObject};
+
+use super::tz::SessionTz;
+
+/// Spark `to_json(variant)`: appends the compact JSON text of `v` to `out`.
+///
+/// Timestamps print in the session time zone `tz` with its offset.
+pub fn write_json(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) {
+    match checked(v) {
+        Some(v) => json_value(&v, tz, out),
+        None => out.push_str("null"),
+    }
+}
+
+/// Spark `to_json(variant)` as a new string.
+///
+/// ```
+/// use df_variant::variant::format::to_json_string;
+/// use df_variant::variant::tz::SessionTz;
+/// use parquet_variant::{Variant, VariantBuilder};
+///
+/// let mut b = VariantBuilder::new();
+/// let mut o = b.new_object();
+/// o.insert("b", 1e7f64);
+/// o.insert("a", "x\ny");
+/// o.finish();
+/// let (m, v) = b.finish();
+/// let var = Variant::try_new(&m, &v).unwrap();
+/// assert_eq!(to_json_string(&var, &SessionTz::utc()), r#"{"a":"x\ny","b":1.0E7}"#);
+/// ```
+pub fn to_json_string(v: &Variant<'_, '_>, tz: &SessionTz) -> String {
+    let mut out = String::new();
+    write_json(v, tz, &mut out);
+    out
+}
+
+/// Spark `cast(variant AS string)` (and `variant_get(..., 'string')`): appends the text to
+/// `out` and returns `true`, or returns `false` (SQL NULL, nothing written) for a variant
+/// null.
+///
+/// A top-level string gives its raw text (no quotes); objects and arrays give their JSON
+/// (nested strings quoted); timestamps print the session-local time without offset; doubles
+/// and floats print as Java does, with raw `NaN`/`Infinity`; binary gives its bytes read as
+/// UTF-8 (invalid sequences replaced by U+FFFD), as Spark's binary-to-string cast does.
+pub fn write_cast_string(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) -> bool {
+    let Some(v) = checked(v) else {
+        return false;
+    };
+    match &v {
+        Variant::Null => return false,
+        Variant::String(s) => out.push_str(s),
+        Variant::ShortString(s) => out.push_str(s.as_str()),
+        Variant::Double(x) => write_java_double(*x, out),
+        Variant::Float(x) => write_java_float(*x, out),
+        Variant::Date(d) => write_date(d, out),
+        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
+            write_timestamp(&t.naive_utc(), tz, false, out)
+        }
+        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => write_datetime(t, out),
+        Variant::Time(t) => write_time(t, out),
+        Variant::Uuid(u) => push_display(u, out),
+        Variant::Binary(b) => out.push_str(&String::from_utf8_lossy(b)),
+        _ => json_value(&v, tz, out),
+    }
+    true
+}
+
+/// The variant to walk. Callers pass variants from [`crate::variant::validate::decode`]
+/// (or built by a builder), whose bytes are proven well-formed, so no second validation
+/// pass is made here (parquet-variant's own would also reject valid Spark metadata).
+#[inline]
+fn checked<'m, 'v>(v: &Variant<'m, 'v>) -> Option<Variant<'m, 'v>> {
+    Some(v.clone())
+}
+
+/// Writes any `Display` value (used for UUIDs, whose `Display` is lower-case hyphenated).
+fn push_display(x: &impl std::fmt::Display, out: &mut String) {
+    use std::fmt::Write as _;
+    // Writing into a String cannot fail.
+    let _ = write!(out, "{x}");
+}
+
+/// JSON text of a value whose bytes are known to be valid.
+fn json_value(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) {
+    match v {
+        Variant::Null => out.push_str("null"),
+        Variant::BooleanTrue => out.push_str("true"),
+        Variant::BooleanFalse => out.push_str("false"),
+        Variant::Int8(i) => push_int(*i as i64, out),
+        Variant::Int16(i) => push_int(*i as i64, out),
+        Variant::Int32(i) => push_int(*i as i64, out),
+        Variant::Int64(i) => push_int(*i, out),
+        Variant::Decimal4(d) => write_decimal(d.integer() as i128, d.scale(), out),
+        Variant::Decimal8(d) => write_decimal(d.integer() as i128, d.scale(), out),
+        Variant::Decimal16(d) => write_decimal(d.integer(), d.scale(), out),
+        Variant::Double(x) => {
+            if x.is_finite() {
+                write_java_double(*x, out)
+            } else {
+                quoted(out, |out| write_java_double(*x, out))
+            }
+        }
+        Variant::Float(x) => {
+            if x.is_finite() {
+                write_java_float(*x, out)
+            } else {
+                quoted(out, |out| write_java_float(*x, out))
+            }
+        }
+        Variant::String(s) => write_json_string(s, out),
+        Variant::ShortString(s) => write_json_string(s.as_str(), out),
+        Variant::Binary(b) => quoted(out, |out| write_base64(b, out)),
+        Variant::Date(d) => quoted(out, |out| write_date(d, out)),
+        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
+            quoted(out, |out| write_timestamp(&t.naive_utc(), tz, true, out))
+        }
+        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => {
+            quoted(out, |out| write_datetime(t, out))
+        }
+        Variant::Time(t) => quoted(out, |out| write_time(t, out)),
+        Variant::Uuid(u) => quoted(out, |out| push_display(u, out)),
+        Variant::Object(o) => json_object(o, tz, out),
+        Variant::List(l) => json_list(l, tz, out),
+    }
+}
+
+fn quoted(out: &mut String, f: impl FnOnce(&mut String)) {
+    out.push('"');
+    f(out);
+    out.push('"');
+}
+
+fn push_int(i: i64, out: &mut String) {
+    out.push_str(itoa::Buffer::new().format(i));
+}
+
+fn json_list(l: &VariantList<'_, '_>, tz: &SessionTz, out: &mut String) {
+    out.push('[');
+    for (i, e) in l.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_value(&e, tz, out);
+    }
+    out.push(']');
+}
+
+fn json_object(o: &VariantObject<'_, '_>, tz: &SessionTz, out: &mut String) {
+    // The encoding stores fields sorted by name (parquet-variant's validation insists on it),
+    // so the fast path writes them as they come. Should they ever arrive unsorted (Spark's
+    // writer sorts by UTF-16 code units, which differs from UTF-8 order only for characters
+    // above U+FFFF against U+E000..U+FFFF), sort them here.
+    let sorted = (1..o.len()).all(|i| o.field_name(i - 1) <= o.field_name(i));
+    if sorted {
+        write_fields(o.iter(), tz, out);
+    } else {
+        let mut fields: Vec<_> = o.iter().collect();
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        write_fields(fields.into_iter(), tz, out);
+    }
+}
+
+fn write_fields<'a, 'm: 'a, 'v: 'a>(
+    fields: impl Iterator<Item = (&'a str, Variant<'m, 'v>)>,
+    tz: &SessionTz,
+    out: &mut String,
+) {
+    out.push('{');
+    for (i, (name, value)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_json_string(name, out);
+        out.push(':');
+        json_value(&value, tz, out);
+    }
+    out.push('}');
+}
+
+/// Writes `s` as a JSON string literal the way Jackson (and so Spark) escapes it.
+fn write_json_string(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // `i` is an ASCII byte, hence a char boundary.
+        out.push_str(&s[start..i]);
+        if short.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0x0f) as usize] as char);
+        } else {
+            out.push_str(short);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Standard base64 (RFC 4648 alphabet, with `=` padding).
+fn write_base64(bytes: &[u8], out: &mut String) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out.reserve(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b0 = chunk[0] as u32;
+        let b1 = chunk.get(1).copied().unwrap_or(0) as u32;
+        let b2 = chunk.get(2).copied().unwrap_or(0) as u32;
+        let n = (b0 << 16) | (b1 << 8) | b2;
+        out.push(ALPHABET[(n >> 18) as usize & 63] as char);
+        out.push(ALPHABET[(n >> 12) as usize & 63] as char);
+        if chunk.len() > 1 {
+            out.push(ALPHABET[(n >> 6) as usize & 63] as char);
+        } else {
+            out.push('=');
+        }
+        if chunk.len() > 2 {
+            out.push(ALPHABET[n as usize & 63] as char);
+        } else {
+            out.push('=');
+        }
+    }
+}
+
+/// Pushes `n` as exactly two digits (`n` < 100).
+fn push_2(n: u32, out: &mut String) {
+    out.push((b'0' + (n / 10 % 10) as u8) as char);
+    out.push((b'0' + (n % 10) as u8) as char);
+}
+
+/// A year as Java's `LocalDate`/ISO formatter prints it: four digits for 0..=9999, a `+`
+/// sign above, and `-` with at least four digits below zero.
+fn write_year(year: i32, out: &mut String) {
+    let mut buf = itoa::Buffer::new();
+    if (0..=9999).contains(&year) {
+        let s = buf.format(year);
+        for _ in s.len()..4 {
+            out.push('0');
+        }
+        out.push_str(s);
+    } else if year > 9999 {
+        out.push('+');
+        out.push_str(buf.format(year));
+    } else {
+        out.push('-');
+        let s = buf.format((year as i64).unsigned_abs());
+        for _ in s.len()..4 {
+            out.push('0');
+        }
+        out.push_str(s);
+    }
+}
+
+fn write_date(d: &NaiveDate, out: &mut String) {
+    write_year(d.year(), out);
+    out.push('-');
+    push_2(d.month(), out);
+    out.push('-');
+    push_2(d.day(), out);
+}
+
+/// `HH:mm:ss` followed by the fraction of the second without trailing zeros (nothing, not
+/// even the dot, when it is zero), as Java's `ISO_LOCAL_TIME` prints it.
+fn write_time(t: &NaiveTime, out: &mut String) {
+    push_2(t.hour(), out);
+    out.push(':');
+    push_2(t.minute(), out);
+    out.push(':');
+    push_2(t.second(), out);
+    // chrono represents a leap second as nanos >= 1e9; keep the fraction within 9 digits.
+    let mut nanos = t.nanosecond() % 1_000_000_000;
+    if nanos != 0 {
+        let mut width = 9;
+        while nanos.is_multiple_of(10) {
+            nanos /= 10;
+            width -= 1;
+        }
+        out.push('.');
+        let mut buf = itoa::Buffer::new();
+        let s = buf.format(nanos);
+        for _ in s.len()..width {
+            out.push('0');
+        }
+        out.push_str(s);
+    }
+}
+
+fn write_datetime(t: &NaiveDateTime, out: &mut String) {
+    write_date(&t.date(), out);
+    out.push(' ');
+    write_time(&t.time(), out);
+}
+
+/// A UTC-adjusted timestamp shown in the session zone; with `with_offset`, followed by the
+/// zone's offset at that instant in Java's `+HH:MM` pattern.
+fn write_timestamp(utc: &NaiveDateTime, tz: &SessionTz, with_offset: bool, out: &mut String) {
+    let offset = tz.offset_at_utc(utc);
+    let local = utc.checked_add_offset(offset).unwrap_or(*utc);
+    write_datetime(&local, out);
+    if with_offset {
+        write_offset(offset.local_minus_utc(), out);
+    }
+}
+
+/// Java's `appendOffset("+HH:MM", "+00:00")`: sign, hours and minutes; the seconds of the
+/// offset are ignored, and an offset whose hours and minutes are both zero prints `+00:00`.
+fn write_offset(total_secs: i32, out: &mut String) {
+    let abs = total_secs.unsigned_abs();
+    let (hours, minutes) = (abs / 3600 % 100, abs / 60 % 60);
+    if hours == 0 && minutes == 0 {
+        out.push_str("+00:00");
+        return;
+    }
+    out.push(if total_secs < 0 { '-' } else { '+' });
+    push_2(hours, out);
+    out.push(':');
+    push_2(minutes, out);
+}
+
+/// Plain decimal text of `unscaled × 10^-scale` without trailing zeros, as Spark prints a
+/// variant decimal (Java's `stripTrailingZeros().toPlainString()`): `1.5`, `100`, `0.001`,
+/// `-12.3`; zero (of any scale, or negative) prints `0`.
+///
+/// ```
+/// let mut s = String::new();
+/// df_variant::variant::format::write_decimal(-12300, 3, &mut s);
+/// assert_eq!(s, "-12.3");
+/// ```
+pub fn write_decimal(unscaled: i128, scale: u8, out: &mut String) {
+    let negative = unscaled < 0;
+    let mut mag = unscaled.unsigned_abs();
+    let mut scale = scale as usize;
+    while scale > 0 && mag.is_multiple_of(10) {
+        mag /= 10;
+        scale -= 1;
+    }
+    if mag == 0 {
+        out.push('0');
+        return;
+    }
+    if negative {
+        out.push('-');
+    }
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(mag);
+    if scale == 0 {
+        out.push_str(digits);
+    } else if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        out.push_str(int);
+        out.push('.');
+        out.push_str(frac);
+    } else {
+        out.push_str("0.");
+        for _ in digits.len()..scale {
+            out.push('0');
+        }
+        out.push_str(digits);
+    }
+}
+
+/// Java's `Double.toString`: the shortest digits that round-trip (as JDK 19+ computes them),
+/// in plain notation with at least one fractional digit for 10^-3 <= |x| < 10^7 (`1000.0`,
+/// `0.001`, `31.6`), otherwise as `d.dddE±n` (`1.0E7`, `1.5E10`, `1.0E-4`); `-0.0`, `0.0`,
+/// `NaN`, `Infinity`, `-Infinity`.
+///
+/// ```
+/// let mut s = String::new();
+/// df_variant::variant::format::write_java_double(12345678.0, &mut s);
+/// assert_eq!(s, "1.2345678E7");
+/// ```
+pub fn write_java_double(x: f64, out: &mut String) {
+    if let Some(special) =
+        non_finite_or_zero(x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative())
+    {
+        out.push_str(special);
+        return;
+    }
+    let mut buf = ryu::Buffer::new();
+    let (mut digits, mut exp) = decompose(buf.format_finite(x));
+    if digits.len == 1 {
+        // Java never prints a single significant digit: it takes the two-digit decimal
+        // closest to x among those that round to x (4.9E-324, not 5.0E-324).
+        let two = format!("{:.1e}", x.abs());
+        if two.parse::<f64>().ok() == Some(x.abs()) {
+            (digits, exp) = decompose(&two);
+        }
+    }
+    layout(x.is_sign_negative(), digits.as_slice(), exp, out);
+}
+
+/// Java's `Float.toString`: like [`write_java_double`] with the shortest digits that
+/// round-trip through `f32` (`0.1`, `1.0E10`, `1.4E-45`).
+///
+/// ```
+/// let mut s = String::new();
+/// df_variant::variant::format::write_java_float(0.1f32, &mut s);
+/// assert_eq!(s, "0.1");
+/// ```
+pub fn write_java_float(x: f32, out: &mut String) {
+    if let Some(special) =
+        non_finite_or_zero(x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative())
+    {
+        out.push_str(special);
+        return;
+    }
+    let mut buf = ryu::Buffer::new();
+    let (mut digits, mut exp) = decompose(buf.format_finite(x));
+    if digits.len == 1 {
+        let two = format!("{:.1e}", x.abs());
+        if two.parse::<f32>().ok() == Some(x.abs()) {
+            (digits, exp) = decompose(&two);
+        }
+    }
+    layout(x.is_sign_negative(), digits.as_slice(), exp, out);
+}
+
+fn non_finite_or_zero(nan: bool, inf: bool, zero: bool, negative: bool) -> Option<&'static str> {
+    match (nan, inf, zero, negative) {
+        (true, ..) => Some("NaN"),
+        (_, true, _, false) => Some("Infinity"),
+        (_, true, _, true) => Some("-Infinity"),
+        (_, _, true, false) => Some("0.0"),
+        (_, _, true, true) => Some("-0.0"),
+        _ => None,
+    }
+}
+
+/// Splits a decimal rendering (`-1.5e-7`, `10000000.0`, `0.001`, `4.9e-324`) into its
+/// significant digits (ASCII, no leading or trailing zeros, at least one) and the decimal
+/// exponent of the first digit, so that the value is `d.ddd × 10^exp`.
+fn decompose(s: &str) -> (Digits, i32) {
+    let s = s.trim_start_matches(['-', '+']);
+    let (mantissa, e) = match s.find(['e', 'E']) {
+        Some(p) => (&s[..p], s[p + 1..].parse::<i32>().unwrap_or(0)),
+        None => (s, 0),
+    };
+    let mut digits = Digits::default();
+    let mut int_len: i32 = 0;
+    let mut leading: i32 = 0;
+    let mut after_point = false;
+    for c in mantissa.bytes() {
+        match c {
+            b'.' => after_point = true,
+            b'0'..=b'9' => {
+                if !after_point {
+                    int_len += 1;
+                }
+                if c == b'0' && digits.len == 0 {
+                    leading += 1;
+                } else {
+                    digits.push(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    digits.trim_trailing_zeros();
+    if digits.len == 0 {
+        digits.push(b'0');
+        return (digits, 0);
+    }
+    (digits, int_len - leading - 1 + e)
+}
+
+/// Significant digits of a float rendering, kept on the stack (ryu and `{:.1e}` never
+/// produce more than 17 significant digits; extra ones would be dropped, not panic).
+#[derive(Default)]
+struct Digits {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl Digits {
+    fn push(&mut self, c: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = c;
+            self.len += 1;
+        }
+    }
+
+    fn trim_trailing_zeros(&mut self) {
+        while self.len > 0 && self.buf[self.len - 1] == b'0' {
+            self.len -= 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Lays out `d.ddd × 10^exp` the way Java's `Double.toString`/`Float.toString` do.
+fn layout(negative: bool, digits: &[u8], exp: i32, out: &mut String) {
+    if negative {
+        out.push('-');
+    }
+    let push_digits = |out: &mut String, d: &[u8]| {
+        for &c in d {
+            out.push(c as char);
+        }
+    };
+    if (-3..7).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                push_digits(out, digits);
+                for _ in digits.len()..int_len {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                push_digits(out, &digits[..int_len]);
+                out.push('.');
+                push_digits(out, &digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            for _ in 1..-exp {
+                out.push('0');
+            }
+            push_digits(out, digits);
+        }
+    } else {
+        push_digits(out, &digits[..1]);
+        out.push('.');
+        if digits.len() > 1 {
+            push_digits(out, &digits[1..]);
+        } else {
+            out.push('0');
+        }
+        out.push('E');
+        out.push_str(itoa::Buffer::new().format(exp));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+    use parquet_variant::{VariantBuilder, VariantDecimal4, VariantDecimal8, VariantDecimal16};
+
+    fn utc() -> SessionTz {
+        SessionTz::utc()
+    }
+
+    fn la() -> SessionTz {
+        SessionTz::parse("America/Los_Angeles").unwrap()
+    }
+
+    fn json(v: &Variant<'_, '_>) -> String {
+        to_json_string(v, &utc())
+    }
+
+    fn cast(v: &Variant<'_, '_>, tz: &SessionTz) -> Option<String> {
+        let mut s = String::new();
+        write_cast_string(v, tz, &mut s).then_some(s)
+    }
+
+    fn dbl(x: f64) -> String {
+        let mut s = String::new();
+        write_java_double(x, &mut s);
+        s
+    }
+
+    fn flt(x: f32) -> String {
+        let mut s = String::new();
+        write_java_float(x, &mut s);
+        s
+    }
+
+    fn ts(s: &str) -> DateTime<Utc> {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f")
+            .unwrap()
+            .and_utc()
+    }
+
+    fn ntz(s: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").unwrap()
+    }
+
+    #[test]
+    fn java_double() {
+        let cases: &[(f64, &str)] = &[
+            (1e7, "1.0E7"),
+            (9999999.0, "9999999.0"),
+            (9999999.999999998, "9999999.999999998"),
+            (1e-3, "0.001"),
+            (9.99e-4, "9.99E-4"),
+            (0.0009999999999999998, "9.999999999999998E-4"),
+            (1e-4, "1.0E-4"),
+            (1e20, "1.0E20"),
+            (1e23, "1.0E23"),
+            (123456789012.0, "1.23456789012E11"),
+            (12345678.0, "1.2345678E7"),
+            (1.5e10, "1.5E10"),
+            (f64::MIN_POSITIVE, "2.2250738585072014E-308"),
+            (5e-324, "4.9E-324"),
+            (1e-323, "9.9E-324"),
+            (f64::MAX, "1.7976931348623157E308"),
+            (-f64::MAX, "-1.7976931348623157E308"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (1.0, "1.0"),
+            (-1.5, "-1.5"),
+            (100.0, "100.0"),
+            (1000.0, "1000.0"),
+            (31.6, "31.6"),
+            (0.1, "0.1"),
+            (0.3, "0.3"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (123.456, "123.456"),
+            (0.00123, "0.00123"),
+            (9223372036854775807.0, "9.223372036854776E18"),
+            (1e16, "1.0E16"),
+            (1.0e38, "1.0E38"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(dbl(*x), *want, "{x:e}");
+            // What Java prints always parses back to the same double.
+            if x.is_finite() {
+                assert_eq!(dbl(*x).parse::<f64>().unwrap().to_bits(), x.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn java_layout_round_trips() {
+        // Deterministic pseudo-random bit patterns: every finite value prints in Java's
+        // shape and parses back to the same bits.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let shape_ok = |s: &str, abs_ok_plain: bool| {
+            let body = s.trim_start_matches('-');
+            if abs_ok_plain {
+                !body.contains('E') && body.contains('.') && !body.ends_with('.')
+            } else {
+                let (m, e) = body.split_once('E').unwrap();
+                m.len() >= 3
+                    && m.as_bytes()[1] == b'.'
+                    && m.as_bytes()[0] != b'0'
+                    && !e.starts_with('+')
+                    && e.parse::<i32>().is_ok()
+            }
+        };
+        for _ in 0..20_000 {
+            let bits = next();
+            let x = f64::from_bits(bits);
+            if x.is_finite() && x != 0.0 {
+                let s = dbl(x);
+                assert_eq!(s.parse::<f64>().unwrap().to_bits(), bits, "{s}");
+                let plain = (1e-3..1e7).contains(&x.abs());
+                assert!(shape_ok(&s, plain), "{s}");
+            }
+            let y = f32::from_bits((bits >> 32) as u32);
+            if y.is_finite() && y != 0.0 {
+                let s = flt(y);
+                assert_eq!(s.parse::<f32>().unwrap().to_bits(), y.to_bits(), "{s}");
+                let plain = (1e-3..1e7).contains(&y.abs());
+                assert!(shape_ok(&s, plain), "{s}");
+            }
+        }
+    }
+
+    #[test]
+    fn java_float() {
+        let cases: &[(f32, &str)] = &[
+            (0.1, "0.1"),
+            (1e10, "1.0E10"),
+            (1e7, "1.0E7"),
+            (9999999.0, "9999999.0"),
+            (16777216.0, "1.6777216E7"),
+            (0.001, "0.001"),
+            (1e-4, "1.0E-4"),
+            (1.1, "1.1"),
+            (2.71, "2.71"),
+            (1.0, "1.0"),
+            (-2.5, "-2.5"),
+            (f32::MAX, "3.4028235E38"),
+            (f32::MIN_POSITIVE, "1.1754944E-38"),
+            (1.4e-45, "1.4E-45"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (f32::NAN, "NaN"),
+            (f32::INFINITY, "Infinity"),
+            (f32::NEG_INFINITY, "-Infinity"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(flt(*x), *want, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn decimals() {
+        let cases: &[(i128, u8, &str)] = &[
+            (15, 1, "1.5"),
+            (150, 2, "1.5"),
+            (100, 0, "100"),
+            (10000, 2, "100"),
+            (1, 3, "0.001"),
+            (-123, 1, "-12.3"),
+            (-5, 1, "-0.5"),
+            (0, 0, "0"),
+            (0, 5, "0"),
+            (123, 0, "123"),
+            (
+                12345678901234567890123456789012345678,
+                38,
+                "0.12345678901234567890123456789012345678",
+            ),
+            (
+                -99999999999999999999999999999999999999,
+                0,
+                "-99999999999999999999999999999999999999",
+            ),
+            (i128::MIN, 0, "-170141183460469231731687303715884105728"),
+        ];
+        for (u, s, want) in cases {
+            let mut out = String::new();
+            write_decimal(*u, *s, &mut out);
+            assert_eq!(out, *want, "{u} scale {s}");
+        }
+        let mut out = String::new();
+        write_decimal(-1, 255, &mut out);
+        assert_eq!(out, format!("-0.{}1", "0".repeat(254)));
+        // Through the variant types.
+        let d4 = Variant::Decimal4(VariantDecimal4::try_new(150, 2).unwrap());
+        let d8 = Variant::Decimal8(VariantDecimal8::try_new(-1_000_000_000_000, 12).unwrap());
+        let d16 = Variant::Decimal16(VariantDecimal16::try_new(10i128.pow(20), 3).unwrap());
+        assert_eq!(json(&d4), "1.5");
+        assert_eq!(json(&d8), "-1");
+        assert_eq!(json(&d16), "100000000000000000");
+        assert_eq!(cast(&d4, &utc()).as_deref(), Some("1.5"));
+    }
+
+    #[test]
+    fn string_escaping() {
+        let cases: &[(&str, &str)] = &[
+            ("plain", r#""plain""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("\u{8}\u{c}\n\r\t", r#""\b\f\n\r\t""#),
+            ("\u{0}", r#""\u0000""#),
+            ("\u{1f}", r#""\u001F""#),
+            ("\u{b}x\u{1a}", r#""\u000Bx\u001A""#),
+            ("/\u{7f}", "\"/\u{7f}\""),
+            ("\u{2028}\u{2029}", "\"\u{2028}\u{2029}\""),
+            ("é日本🎉", "\"é日本🎉\""),
+            ("", r#""""#),
+        ];
+        for (s, want) in cases {
+            let mut out = String::new();
+            write_json_string(s, &mut out);
+            assert_eq!(out, *want, "{s:?}");
+            // Short strings and long strings print alike.
+            assert_eq!(json(&Variant::from(*s)), *want);
+            let long = s.repeat(30);
+            assert_eq!(json(&Variant::String(&long)), {
+                let mut w = String::new();
+                write_json_string(&long, &mut w);
+                w
+            });
+        }
+    }
+
+    #[test]
+    fn scalars() {
+        let d = NaiveDate::from_ymd_opt(2024, 1, 15).unwrap();
+        let t = NaiveTime::from_hms_micro_opt(10, 20, 30, 500_000).unwrap();
+        let uuid = "67E55044-10B1-426F-9247-BB680E5FE0C8".parse().unwrap();
+        // (value, to_json, cast to string)
+        let cases: Vec<(Variant, &str, Option<&str>)> = vec![
+            (Variant::Null, "null", None),
+            (Variant::BooleanTrue, "true", Some("true")),
+            (Variant::BooleanFalse, "false", Some("false")),
+            (Variant::Int8(-128), "-128", Some("-128")),
+            (Variant::Int16(300), "300", Some("300")),
+            (Variant::Int32(-70000), "-70000", Some("-70000")),
+            (
+                Variant::Int64(i64::MIN),
+                "-9223372036854775808",
+                Some("-9223372036854775808"),
+            ),
+            (Variant::Double(1e3), "1000.0", Some("1000.0")),
+            (Variant::Double(f64::NAN), "\"NaN\"", Some("NaN")),
+            (
+                Variant::Double(f64::INFINITY),
+                "\"Infinity\"",
+                Some("Infinity"),
+            ),
+            (
+                Variant::Double(f64::NEG_INFINITY),
+                "\"-Infinity\"",
+                Some("-Infinity"),
+            ),
+            (Variant::Float(0.1), "0.1", Some("0.1")),
+            (Variant::Float(f32::NAN), "\"NaN\"", Some("NaN")),
+            (
+                Variant::Float(f32::NEG_INFINITY),
+                "\"-Infinity\"",
+                Some("-Infinity"),
+            ),
+            (Variant::from("a\"b"), r#""a\"b""#, Some("a\"b")),
+            (Variant::String("x\ny"), r#""x\ny""#, Some("x\ny")),
+            (Variant::Date(d), "\"2024-01-15\"", Some("2024-01-15")),
+            (Variant::Time(t), "\"10:20:30.5\"", Some("10:20:30.5")),
+            (
+                Variant::Time(NaiveTime::from_hms_opt(0, 0, 0).unwrap()),
+                "\"00:00:00\"",
+                Some("00:00:00"),
+            ),
+            (
+                Variant::Uuid(uuid),
+                "\"67e55044-10b1-426f-9247-bb680e5fe0c8\"",
+                Some("67e55044-10b1-426f-9247-bb680e5fe0c8"),
+            ),
+            (Variant::Binary(b""), "\"\"", Some("")),
+            (Variant::Binary(b"f"), "\"Zg==\"", Some("f")),
+            (Variant::Binary(b"fo"), "\"Zm8=\"", Some("fo")),
+            (Variant::Binary(b"foo"), "\"Zm9v\"", Some("foo")),
+            (Variant::Binary(b"foobar"), "\"Zm9vYmFy\"", Some("foobar")),
+            (
+                Variant::Binary(&[0xff, 0xfe]),
+                "\"//4=\"",
+                Some("\u{fffd}\u{fffd}"),
+            ),
+            (
+                Variant::Binary(&[0xfb, 0xef, 0xbe]),
+                "\"++++\"",
+                Some("\u{fffd}\u{fffd}"),
+            ),
+        ];
+        for (v, want_json, want_cast) in &cases {
+            assert_eq!(json(v), *want_json, "{v:?}");
+            assert_eq!(cast(v, &utc()).as_deref(), *want_cast, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn dates_outside_four_digit_years() {
+        let cases: &[(i32, &str)] = &[
+            (0, "0000-03-01"),
+            (999, "0999-03-01"),
+            (9999, "9999-03-01"),
+            (10000, "+10000-03-01"),
+            (-1, "-0001-03-01"),
+            (-12345, "-12345-03-01"),
+        ];
+        for (y, want) in cases {
+            let d = NaiveDate::from_ymd_opt(*y, 3, 1).unwrap();
+            assert_eq!(cast(&Variant::Date(d), &utc()).as_deref(), Some(*want));
+        }
+    }
+
+    #[test]
+    fn timestamps() {
+        let plus_0530 = SessionTz::Fixed(FixedOffset::east_opt(5 * 3600 + 1800).unwrap());
+        let thirty_secs = SessionTz::Fixed(FixedOffset::east_opt(30).unwrap());
+        let minus_90_secs = SessionTz::Fixed(FixedOffset::west_opt(90).unwrap());
+        // (value, zone, to_json, cast)
+        let cases: Vec<(Variant, SessionTz, &str, &str)> = vec![
+            (
+                Variant::TimestampMicros(ts("2024-01-15 10:20:30.123")),
+                utc(),
+                "\"2024-01-15 10:20:30.123+00:00\"",
+                "2024-01-15 10:20:30.123",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-01-15 10:20:30.123")),
+                la(),
+                "\"2024-01-15 02:20:30.123-08:00\"",
+                "2024-01-15 02:20:30.123",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-07-15 10:20:30")),
+                la(),
+                "\"2024-07-15 03:20:30-07:00\"",
+                "2024-07-15 03:20:30",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-01-15 00:00:00.000001")),
+                la(),
+                "\"2024-01-14 16:00:00.000001-08:00\"",
+                "2024-01-14 16:00:00.000001",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-01-15 23:59:59.1")),
+                plus_0530,
+                "\"2024-01-16 05:29:59.1+05:30\"",
+                "2024-01-16 05:29:59.1",
+            ),
+            // Local mean time before 1883: -07:52:58; Java's +HH:MM drops the seconds.
+            (
+                Variant::TimestampMicros(ts("1850-01-01 12:00:00")),
+                la(),
+                "\"1850-01-01 04:07:02-07:52\"",
+                "1850-01-01 04:07:02",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-01-15 10:20:00")),
+                thirty_secs,
+                "\"2024-01-15 10:20:30+00:00\"",
+                "2024-01-15 10:20:30",
+            ),
+            (
+                Variant::TimestampMicros(ts("2024-01-15 10:20:00")),
+                minus_90_secs,
+                "\"2024-01-15 10:18:30-00:01\"",
+                "2024-01-15 10:18:30",
+            ),
+            (
+                Variant::TimestampNanos(ts("2024-01-15 10:20:30.123456789")),
+                utc(),
+                "\"2024-01-15 10:20:30.123456789+00:00\"",
+                "2024-01-15 10:20:30.123456789",
+            ),
+            (
+                Variant::TimestampNanos(ts("2024-01-15 10:20:30.000000010")),
+                la(),
+                "\"2024-01-15 02:20:30.00000001-08:00\"",
+                "2024-01-15 02:20:30.00000001",
+            ),
+            (
+                Variant::TimestampNtzMicros(ntz("2024-01-15 10:20:30.5")),
+                la(),
+                "\"2024-01-15 10:20:30.5\"",
+                "2024-01-15 10:20:30.5",
+            ),
+            (
+                Variant::TimestampNtzNanos(ntz("2024-01-15 10:20:30.000000001")),
+                la(),
+                "\"2024-01-15 10:20:30.000000001\"",
+                "2024-01-15 10:20:30.000000001",
+            ),
+            (
+                Variant::TimestampNtzMicros(ntz("1969-12-31 23:59:59")),
+                utc(),
+                "\"1969-12-31 23:59:59\"",
+                "1969-12-31 23:59:59",
+            ),
+        ];
+        for (v, tz, want_json, want_cast) in &cases {
+            assert_eq!(to_json_string(v, tz), *want_json, "{v:?}");
+            assert_eq!(cast(v, tz).as_deref(), Some(*want_cast), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn objects_and_arrays() {
+        let mut b = VariantBuilder::new();
+        let mut o = b.new_object();
+        o.insert("z", 1i8);
+        o.insert("é", "e");
+        o.insert("a", 2.5f64);
+        o.insert("_", ());
+        o.insert("Z", true);
+        o.insert("0", "q\"uote");
+        {
+            let mut l = o.new_list("arr");
+            l.append_value(1i64);
+            l.append_value("s");
+            l.append_value(());
+            l.new_list().finish();
+            let mut inner = l.new_object();
+            inner.insert("y", 1.5f32);
+            inner.insert("x", f64::NAN);
+            inner.finish();
+            l.new_object().finish();
+            l.finish();
+        }
+        {
+            let mut n = o.new_object("nested");
+            n.insert("b\n", VariantDecimal4::try_new(10, 1).unwrap());
+            n.insert("a", Variant::Binary(b"hi"));
+            n.finish();
+        }
+        o.finish();
+        let (m, v) = b.finish();
+        let var = Variant::try_new(&m, &v).unwrap();
+        let want = r#"{"0":"q\"uote","Z":true,"_":null,"a":2.5,"arr":[1,"s",null,[],{"x":"NaN","y":1.5},{}],"nested":{"a":"aGk=","b\n":1},"z":1,"é":"e"}"#;
+        assert_eq!(json(&var), want);
+        // Cast of a container is its JSON; nested strings stay quoted.
+        assert_eq!(cast(&var, &utc()).as_deref(), Some(want));
+
+        let mut b = VariantBuilder::new();
+        let mut l = b.new_list();
+        l.append_value("a");
+        l.append_value(Variant::TimestampMicros(ts("2024-01-15 10:20:30.123")));
+        l.finish();
+        let (m, v) = b.finish();
+        let var = Variant::try_new(&m, &v).unwrap();
+        assert_eq!(
+            to_json_string(&var, &la()),
+            r#"["a","2024-01-15 02:20:30.123-08:00"]"#
+        );
+        // Inside a container a timestamp prints as in to_json, with its offset.
+        assert_eq!(
+            cast(&var, &la()).as_deref(),
+            Some(r#"["a","2024-01-15 02:20:30.123-08:00"]"#)
+        );
+    }
+
+    #[test]
+    fn unsorted_fields_are_sorted() {
+        let fields = vec![
+            ("b", Variant::Int8(1)),
+            ("é", Variant::Int8(3)),
+            ("a", Variant::from("x")),
+        ];
+        let mut sorted = fields.clone();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = String::new();
+        write_fields(sorted.into_iter(), &utc(), &mut out);
+        assert_eq!(out, r#"{"a":"x","b":1,"é":3}"#);
+    }
+
+    #[test]
+    fn offsets() {
+        let cases: &[(i32, &str)] = &[
+            (0, "+00:00"),
+            (3600, "+01:00"),
+            (-8 * 3600, "-08:00"),
+            (5 * 3600 + 45 * 60, "+05:45"),
+            (-(7 * 3600 + 52 * 60 + 58), "-07:52"),
+            (59, "+00:00"),
+            (-59, "+00:00"),
+            (-60, "-00:01"),
+            (18 * 3600, "+18:00"),
+        ];
+        for (secs, want) in cases {
+            let mut out = String::new();
+            write_offset(*secs, &mut out);
+            assert_eq!(out, *want, "{secs}");
+        }
+    }
+}

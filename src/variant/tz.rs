@@ -1,0 +1,141 @@
+//! The session time zone, as Spark uses it to print and parse timestamps.
+
+use chrono::{FixedOffset, NaiveDateTime, Offset, TimeZone};
+
+/// A session time zone: a fixed offset (`+02:00`, `UTC`) or an IANA name
+/// (`America/Los_Angeles`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SessionTz {
+    /// A fixed UTC offset.
+    Fixed(FixedOffset),
+    /// A named zone with daylight-saving rules.
+    Named(chrono_tz::Tz),
+}
+
+impl Default for SessionTz {
+    fn default() -> Self {
+        Self::utc()
+    }
+}
+
+impl SessionTz {
+    /// UTC.
+    pub fn utc() -> Self {
+        Self::Fixed(FixedOffset::east_opt(0).expect("zero offset is valid"))
+    }
+
+    /// Parses `UTC`, `Z`, `+hh:mm`, `-hh:mm`, `+hhmm`, `+hh` or an IANA zone name.
+    ///
+    /// # Errors
+    /// A message naming the text when it is neither an offset nor a known zone.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") || t == "GMT" {
+            return Ok(Self::utc());
+        }
+        if let Some(off) = parse_offset(t) {
+            return Ok(Self::Fixed(off));
+        }
+        t.parse::<chrono_tz::Tz>()
+            .map(Self::Named)
+            .map_err(|_| format!("invalid time zone '{s}'"))
+    }
+
+    /// The zone's offset at the given UTC instant.
+    pub fn offset_at_utc(&self, utc: &NaiveDateTime) -> FixedOffset {
+        match self {
+            Self::Fixed(o) => *o,
+            Self::Named(tz) => tz.offset_from_utc_datetime(utc).fix(),
+        }
+    }
+
+    /// Converts a wall-clock time in this zone to UTC. In a gap (spring forward)
+    /// the time is shifted forward by the gap, in an overlap the earlier instant is
+    /// taken, as Java does.
+    pub fn local_to_utc(&self, local: &NaiveDateTime) -> NaiveDateTime {
+        match self {
+            Self::Fixed(o) => *local - *o,
+            Self::Named(tz) => match tz.offset_from_local_datetime(local) {
+                chrono::LocalResult::Single(o) => *local - o.fix(),
+                chrono::LocalResult::Ambiguous(a, b) => {
+                    let (a, b) = (*local - a.fix(), *local - b.fix());
+                    a.min(b)
+                }
+                chrono::LocalResult::None => {
+                    // In a gap: use the offset from before the gap.
+                    let before = *local - chrono::Duration::hours(3);
+                    let off = match tz.offset_from_local_datetime(&before) {
+                        chrono::LocalResult::Single(o) => o.fix(),
+                        chrono::LocalResult::Ambiguous(o, _) => o.fix(),
+                        chrono::LocalResult::None => FixedOffset::east_opt(0).unwrap(),
+                    };
+                    *local - off
+                }
+            },
+        }
+    }
+}
+
+/// Parses `+hh:mm`, `-hh:mm`, `+hhmm`, `+hh`, `+h`, and the same after `UTC`/`GMT`.
+pub fn parse_offset(s: &str) -> Option<FixedOffset> {
+    let s = s
+        .strip_prefix("UTC")
+        .or_else(|| s.strip_prefix("GMT"))
+        .unwrap_or(s);
+    let (sign, rest) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    let (h, m) = if let Some((h, m)) = rest.split_once(':') {
+        (h, m)
+    } else if rest.len() == 4 {
+        (&rest[..2], &rest[2..])
+    } else {
+        (rest, "0")
+    };
+    if h.is_empty() || h.len() > 2 || m.is_empty() || m.len() > 2 {
+        return None;
+    }
+    let h: i32 = h.parse().ok()?;
+    let m: i32 = m.parse().ok()?;
+    if h > 18 || m > 59 {
+        return None;
+    }
+    FixedOffset::east_opt(sign * (h * 3600 + m * 60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_offsets_and_names() {
+        assert_eq!(SessionTz::parse("UTC").unwrap(), SessionTz::utc());
+        assert_eq!(
+            SessionTz::parse("+02:00").unwrap(),
+            SessionTz::Fixed(FixedOffset::east_opt(7200).unwrap())
+        );
+        assert_eq!(
+            SessionTz::parse("-0530").unwrap(),
+            SessionTz::Fixed(FixedOffset::east_opt(-19800).unwrap())
+        );
+        assert!(matches!(
+            SessionTz::parse("America/Los_Angeles").unwrap(),
+            SessionTz::Named(_)
+        ));
+        assert!(SessionTz::parse("Mars/Base").is_err());
+    }
+
+    #[test]
+    fn named_zone_offsets_follow_dst() {
+        let tz = SessionTz::parse("America/Los_Angeles").unwrap();
+        let winter = chrono::NaiveDate::from_ymd_opt(2024, 1, 15)
+            .unwrap()
+            .and_hms_opt(10, 0, 0)
+            .unwrap();
+        assert_eq!(tz.offset_at_utc(&winter).local_minus_utc(), -8 * 3600);
+        let local = winter;
+        assert_eq!(tz.local_to_utc(&local), winter + chrono::Duration::hours(8));
+    }
+}

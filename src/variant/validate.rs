@@ -1,0 +1,456 @@
+//! The guard in front of `parquet-variant`: every Variant that comes from outside
+//! (a column, a file, a literal) passes through [`decode`] before any code reads it.
+//!
+//! parquet-variant 59.3.2 validates most of the encoding in `Variant::try_new`, but
+//! some malformed inputs make it panic or abort instead of returning an error
+//! (dates out of chrono's range, truncated UUIDs, unbounded nesting, UTF-8
+//! boundaries in unsorted dictionaries) and it accepts objects with duplicate field
+//! names. [`check`] walks the bytes first with bounds-checked reads and a depth
+//! limit, so that only inputs it has proven well-formed reach parquet-variant.
+
+use std::collections::HashSet;
+
+use parquet_variant::{Variant, VariantMetadata};
+
+/// The deepest nesting accepted (Spark's JSON parser limit).
+pub const MAX_DEPTH: usize = 1000;
+
+/// Why a Variant's bytes were rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MalformedVariant {
+    /// A short description of the problem.
+    pub reason: String,
+}
+
+impl std::fmt::Display for MalformedVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[MALFORMED_VARIANT] malformed variant: {}", self.reason)
+    }
+}
+
+impl std::error::Error for MalformedVariant {}
+
+#[cold]
+#[inline(never)]
+fn bad(reason: impl Into<String>) -> MalformedVariant {
+    MalformedVariant {
+        reason: reason.into(),
+    }
+}
+
+type R<T> = Result<T, MalformedVariant>;
+
+fn read_uint(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
+    let end = pos
+        .checked_add(width)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| {
+            bad(format!(
+                "{what} at byte {pos} is past the end ({} bytes)",
+                bytes.len()
+            ))
+        })?;
+    let mut v = 0usize;
+    for (i, b) in bytes[pos..end].iter().enumerate() {
+        v |= (*b as usize) << (8 * i);
+    }
+    Ok(v)
+}
+
+/// Checks the metadata dictionary and returns its strings.
+fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
+    let header = *metadata.first().ok_or_else(|| bad("empty metadata"))?;
+    if header & 0x0f != 1 {
+        return Err(bad(format!(
+            "unsupported metadata version {}",
+            header & 0x0f
+        )));
+    }
+    let width = ((header >> 6) & 0x03) as usize + 1;
+    let size = read_uint(metadata, 1, width, "dictionary size")?;
+    let offsets_start = 1 + width;
+    let bytes_start = size
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(width))
+        .and_then(|n| n.checked_add(offsets_start))
+        .filter(|&n| n <= metadata.len())
+        .ok_or_else(|| {
+            bad(format!(
+                "metadata dictionary of {size} strings does not fit"
+            ))
+        })?;
+    let data = &metadata[bytes_start..];
+    let mut strings = Vec::with_capacity(size);
+    let mut prev = read_uint(metadata, offsets_start, width, "metadata offset")?;
+    if prev != 0 {
+        return Err(bad("first metadata offset is not 0"));
+    }
+    for i in 0..size {
+        let next = read_uint(
+            metadata,
+            offsets_start + (i + 1) * width,
+            width,
+            "metadata offset",
+        )?;
+        if next < prev || next > data.len() {
+            return Err(bad(format!("metadata offset {i} out of range")));
+        }
+        let s = std::str::from_utf8(&data[prev..next])
+            .map_err(|_| bad(format!("metadata string {i} is not UTF-8")))?;
+        strings.push(s);
+        prev = next;
+    }
+    if header & 0x10 != 0 {
+        for w in strings.windows(2) {
+            if w[0] >= w[1] {
+                return Err(bad("metadata marked sorted is not sorted and unique"));
+            }
+        }
+    }
+    Ok(strings)
+}
+
+/// Returns the encoded length of the value starting at `pos`.
+fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize> {
+    if depth > MAX_DEPTH {
+        return Err(bad(format!("nesting deeper than {MAX_DEPTH} levels")));
+    }
+    let header = *value
+        .get(pos)
+        .ok_or_else(|| bad(format!("value ends at byte {pos}, expected a header")))?;
+    let basic = header & 0x03;
+    let hdr = (header >> 2) as usize;
+    let need = |len: usize| -> R<usize> {
+        let total = len + 1;
+        if pos + total > value.len() {
+            Err(bad(format!(
+                "value at byte {pos} needs {total} bytes, {} left",
+                value.len() - pos
+            )))
+        } else {
+            Ok(total)
+        }
+    };
+    match basic {
+        0 => match hdr {
+            0..=2 => need(0),
+            3 => need(1),
+            4 => need(2),
+            5 | 14 => need(4),
+            6 | 7 | 12 | 13 | 17 | 18 | 19 => {
+                let n = need(8)?;
+                if hdr == 17 {
+                    let micros = read_uint(value, pos + 1, 8, "time")?;
+                    if micros >= 86_400_000_000 {
+                        return Err(bad(format!(
+                            "time of {micros} microseconds is out of range"
+                        )));
+                    }
+                }
+                if hdr == 12 || hdr == 13 {
+                    let micros = read_uint(value, pos + 1, 8, "timestamp")? as u64 as i64;
+                    if chrono::DateTime::from_timestamp_micros(micros).is_none() {
+                        return Err(bad(format!(
+                            "timestamp of {micros} microseconds is out of range"
+                        )));
+                    }
+                }
+                Ok(n)
+            }
+            8..=10 => {
+                let width = match hdr {
+                    8 => 4,
+                    9 => 8,
+                    _ => 16,
+                };
+                let n = need(1 + width)?;
+                let scale = value[pos + 1];
+                // The same limits parquet-variant enforces: precision 9, 18 or 38
+                // digits by width, and a scale no larger than that precision.
+                let (max_precision, unscaled) = match width {
+                    4 => (
+                        9u8,
+                        i128::from(read_uint(value, pos + 2, 4, "decimal")? as u32 as i32),
+                    ),
+                    8 => (
+                        18,
+                        i128::from(read_uint(value, pos + 2, 8, "decimal")? as u64 as i64),
+                    ),
+                    _ => {
+                        let mut b = [0u8; 16];
+                        b.copy_from_slice(&value[pos + 2..pos + 18]);
+                        (38, i128::from_le_bytes(b))
+                    }
+                };
+                if scale > max_precision {
+                    return Err(bad(format!(
+                        "decimal scale {scale} is above the precision {max_precision} of its width"
+                    )));
+                }
+                if unscaled.unsigned_abs() >= 10u128.pow(u32::from(max_precision)) {
+                    return Err(bad(format!(
+                        "decimal {unscaled} has more than {max_precision} digits"
+                    )));
+                }
+                Ok(n)
+            }
+            11 => {
+                let n = need(4)?;
+                let days = read_uint(value, pos + 1, 4, "date")? as u32 as i32;
+                if chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
+                    .is_none()
+                    || days.checked_add(719_163).is_none()
+                {
+                    return Err(bad(format!("date of {days} days is out of range")));
+                }
+                Ok(n)
+            }
+            15 | 16 => {
+                let len = read_uint(value, pos + 1, 4, "string length")?;
+                let n = need(
+                    4usize
+                        .checked_add(len)
+                        .ok_or_else(|| bad("length overflow"))?,
+                )?;
+                if hdr == 16 && std::str::from_utf8(&value[pos + 5..pos + 5 + len]).is_err() {
+                    return Err(bad(format!("string at byte {pos} is not UTF-8")));
+                }
+                Ok(n)
+            }
+            20 => need(16),
+            other => Err(bad(format!("unknown primitive type {other} at byte {pos}"))),
+        },
+        1 => {
+            let n = need(hdr)?;
+            if std::str::from_utf8(&value[pos + 1..pos + 1 + hdr]).is_err() {
+                return Err(bad(format!("string at byte {pos} is not UTF-8")));
+            }
+            Ok(n)
+        }
+        2 => {
+            let off_w = (hdr & 0x03) + 1;
+            let id_w = ((hdr >> 2) & 0x03) + 1;
+            let large = hdr & 0x10 != 0;
+            let count_w = if large { 4 } else { 1 };
+            let n = read_uint(value, pos + 1, count_w, "object size")?;
+            let ids_start = pos + 1 + count_w;
+            let offs_start = n
+                .checked_mul(id_w)
+                .and_then(|x| x.checked_add(ids_start))
+                .ok_or_else(|| bad("object too large"))?;
+            let data_start = n
+                .checked_add(1)
+                .and_then(|x| x.checked_mul(off_w))
+                .and_then(|x| x.checked_add(offs_start))
+                .filter(|&x| x <= value.len())
+                .ok_or_else(|| bad(format!("object at byte {pos} with {n} fields does not fit")))?;
+            let data_len = read_uint(value, offs_start + n * off_w, off_w, "object end offset")?;
+            if n == 0 && data_len != 0 {
+                return Err(bad(format!("empty object at byte {pos} has data")));
+            }
+            let end = data_start
+                .checked_add(data_len)
+                .filter(|&e| e <= value.len())
+                .ok_or_else(|| bad(format!("object at byte {pos} runs past the end")))?;
+            let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+            let mut prev_name: Option<&str> = None;
+            for i in 0..n {
+                let id = read_uint(value, ids_start + i * id_w, id_w, "field id")?;
+                let name = *dict
+                    .get(id)
+                    .ok_or_else(|| bad(format!("field id {id} is not in the dictionary")))?;
+                if !seen.insert(name) {
+                    return Err(bad(format!("duplicate field name \"{name}\"")));
+                }
+                if let Some(p) = prev_name
+                    && p > name
+                    && name.is_ascii()
+                    && p.is_ascii()
+                {
+                    return Err(bad(format!("object fields are not sorted at \"{name}\"")));
+                }
+                prev_name = Some(name);
+                let off = read_uint(value, offs_start + i * off_w, off_w, "field offset")?;
+                if off >= data_len {
+                    return Err(bad(format!("field offset {off} out of range")));
+                }
+                let child_len = check_value(&value[..end], data_start + off, dict, depth + 1)?;
+                if data_start + off + child_len > end {
+                    return Err(bad("object field runs past the object"));
+                }
+            }
+            Ok(end - pos)
+        }
+        _ => {
+            let off_w = (hdr & 0x03) + 1;
+            let large = hdr & 0x04 != 0;
+            let count_w = if large { 4 } else { 1 };
+            let n = read_uint(value, pos + 1, count_w, "array size")?;
+            let offs_start = pos + 1 + count_w;
+            let data_start = n
+                .checked_add(1)
+                .and_then(|x| x.checked_mul(off_w))
+                .and_then(|x| x.checked_add(offs_start))
+                .filter(|&x| x <= value.len())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "array at byte {pos} with {n} elements does not fit"
+                    ))
+                })?;
+            let data_len = read_uint(value, offs_start + n * off_w, off_w, "array end offset")?;
+            if n == 0 && data_len != 0 {
+                return Err(bad(format!("empty array at byte {pos} has data")));
+            }
+            let end = data_start
+                .checked_add(data_len)
+                .filter(|&e| e <= value.len())
+                .ok_or_else(|| bad(format!("array at byte {pos} runs past the end")))?;
+            let mut prev = 0;
+            for i in 0..n {
+                let off = read_uint(value, offs_start + i * off_w, off_w, "element offset")?;
+                let next = read_uint(value, offs_start + (i + 1) * off_w, off_w, "element offset")?;
+                if off != prev || next < off || next > data_len {
+                    return Err(bad(format!("array element {i} offsets out of order")));
+                }
+                let child_len = check_value(&value[..end], data_start + off, dict, depth + 1)?;
+                if child_len != next - off {
+                    return Err(bad(format!("array element {i} has the wrong length")));
+                }
+                prev = next;
+            }
+            Ok(end - pos)
+        }
+    }
+}
+
+/// Checks that `metadata` and `value` form one well-formed Variant, without
+/// panicking on any input.
+///
+/// # Errors
+/// [`MalformedVariant`] naming the first problem found.
+pub fn check(metadata: &[u8], value: &[u8]) -> Result<(), MalformedVariant> {
+    let dict = check_metadata(metadata)?;
+    check_value(value, 0, &dict, 0)?;
+    Ok(())
+}
+
+/// Checks the bytes with [`check`], then hands them to parquet-variant. The
+/// returned Variant's accessors do not panic.
+///
+/// parquet-variant's own full validation is not used: [`check`] covers
+/// everything it checks, and it wrongly rejects valid metadata that Spark writes
+/// (an unsorted dictionary holding the empty key, as in `{"": 1}`).
+///
+/// ```
+/// use df_variant::variant::validate::decode;
+/// let v = decode(&[0x01, 0x00, 0x00], &[0x0c, 0x01]).unwrap();
+/// assert_eq!(v, parquet_variant::Variant::Int8(1));
+/// assert!(decode(&[0x01, 0x00, 0x00], &[0x0c]).is_err());
+/// ```
+///
+/// # Errors
+/// [`MalformedVariant`] when the bytes are not a valid Variant.
+pub fn decode<'m, 'v>(
+    metadata: &'m [u8],
+    value: &'v [u8],
+) -> Result<Variant<'m, 'v>, MalformedVariant> {
+    check(metadata, value)?;
+    let guarded = std::panic::catch_unwind(|| {
+        Variant::new_with_metadata(VariantMetadata::new(metadata), value)
+    });
+    guarded.map_err(|_| bad("the decoder rejected the bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet_variant::VariantBuilder;
+
+    fn built() -> (Vec<u8>, Vec<u8>) {
+        let mut b = VariantBuilder::new();
+        let mut o = b.new_object();
+        o.insert("b", 1i8);
+        o.insert("a", "hello");
+        let mut l = o.new_list("c");
+        l.append_value(1.5f64);
+        l.append_value(parquet_variant::Variant::Null);
+        l.finish();
+        o.finish();
+        b.finish()
+    }
+
+    #[test]
+    fn accepts_valid_variants() {
+        let (m, v) = built();
+        check(&m, &v).unwrap();
+        assert!(decode(&m, &v).unwrap().as_object().is_some());
+    }
+
+    #[test]
+    fn rejects_every_truncation() {
+        let (m, v) = built();
+        for cut in 0..v.len() {
+            assert!(check(&m, &v[..cut]).is_err(), "value cut at {cut}");
+        }
+        for cut in 0..m.len() {
+            assert!(check(&m[..cut], &v).is_err(), "metadata cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn rejects_out_of_range_dates_and_short_uuids() {
+        let meta = [0x01, 0x00, 0x00];
+        let mut date = vec![0x2c];
+        date.extend_from_slice(&i32::MAX.to_le_bytes());
+        assert!(decode(&meta, &date).is_err());
+        let uuid = [0x50, 1, 2, 3];
+        assert!(decode(&meta, &uuid).is_err());
+    }
+
+    #[test]
+    fn rejects_duplicate_field_names() {
+        // dictionary ["a", "a"] (unsorted), object {id0: 1, id1: 2}
+        let meta = [0x01, 0x02, 0x00, 0x01, 0x02, b'a', b'a'];
+        let value = [
+            0x02, 0x02, 0x00, 0x01, 0x00, 0x02, 0x04, 0x0c, 0x01, 0x0c, 0x02,
+        ];
+        let e = check(&meta, &value).unwrap_err();
+        assert!(e.reason.contains("duplicate"), "{e}");
+    }
+
+    #[test]
+    fn rejects_deep_nesting_without_recursing_forever() {
+        let meta = [0x01, 0x00, 0x00];
+        // 5000 nested single-element arrays around a null.
+        let depth = 5000;
+        let mut value = vec![0x00];
+        for _ in 0..depth {
+            let len = value.len();
+            let mut outer = if len <= 0xff {
+                vec![0x03, 0x01, 0x00, len as u8]
+            } else if len <= 0xffff {
+                vec![0x07, 0x01, 0x00, 0x00, len as u8, (len >> 8) as u8]
+            } else {
+                let l = len as u32;
+                let mut o = vec![0x0f, 0x01, 0, 0, 0, 0];
+                o.extend_from_slice(&l.to_le_bytes());
+                o
+            };
+            outer.extend_from_slice(&value);
+            value = outer;
+        }
+        let e = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || check(&meta, &value).unwrap_err())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(e.reason.contains("nesting"), "{e}");
+    }
+
+    #[test]
+    fn rejects_bad_utf8_in_dictionary() {
+        let meta = [0x01, 0x01, 0x00, 0x02, 0xc3, 0x28];
+        assert!(check_metadata(&meta).is_err());
+    }
+}
