@@ -21,7 +21,7 @@ use df_variant::variant::raw::get_path;
 use df_variant::variant::schema::schema_of;
 use df_variant::variant::types::SparkType;
 use df_variant::variant::tz::SessionTz;
-use df_variant::variant::validate::{check, decode};
+use df_variant::variant::validate::{check, check_metadata, check_value_with, decode};
 use parquet_variant::{Variant, VariantMetadata};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -101,6 +101,14 @@ struct Targets {
 /// Every Rust-level entry point on one (metadata, value) pair.
 fn exercise_bytes(t: &Targets, tz: &SessionTz, metadata: &[u8], value: &[u8]) -> bool {
     let checked = check(metadata, value).is_ok();
+    // Path navigation reads unvalidated bytes in variant_get: it must not panic.
+    if let Ok(dict) = check_metadata(metadata) {
+        for p in &t.paths {
+            if let Ok(Some(sub)) = get_path(&dict, value, p) {
+                let _ = check_value_with(sub, &dict);
+            }
+        }
+    }
     let Ok(v) = decode(metadata, value) else {
         assert!(
             !checked || std::env::var("ROBUSTNESS_DEBUG").is_err(),
@@ -113,9 +121,12 @@ fn exercise_bytes(t: &Targets, tz: &SessionTz, metadata: &[u8], value: &[u8]) ->
     let _ = write_cast_string(&v, tz, &mut s);
     let _ = schema_of(&v);
     let meta = VariantMetadata::new(metadata);
+    let dict = check_metadata(metadata).expect("decode checked the metadata");
     for p in &t.paths {
-        if let Some(sub) = get_path(&meta, value, p) {
-            let sv = Variant::new_with_metadata(meta.clone(), sub);
+        if let Ok(Some(sub)) = get_path(&dict, value, p) {
+            let len =
+                check_value_with(sub, &dict).expect("a sub-value of a valid variant is valid");
+            let sv = Variant::new_with_metadata(meta.clone(), &sub[..len]);
             let _ = to_json_string(&sv, tz);
         }
     }

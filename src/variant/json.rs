@@ -632,6 +632,18 @@ impl JsonToVariant {
                 }
             }
             Some((frac_start, mut frac_end)) => {
+                // Spark reads the literal as a Java BigDecimal and keeps it as a
+                // decimal only when its scale and precision, before trailing zeros
+                // are stripped, are both at most 38.
+                let full_scale = frac_end - frac_start;
+                let full_significant = int_digits
+                    .iter()
+                    .chain(b.get(frac_start..frac_end).unwrap_or(&[]))
+                    .skip_while(|&&d| d == b'0')
+                    .count();
+                if full_scale > MAX_DECIMAL_PRECISION || full_significant > MAX_DECIMAL_PRECISION {
+                    return self.double(text, start, i);
+                }
                 while frac_end > frac_start && b.get(frac_end - 1) == Some(&b'0') {
                     frac_end -= 1;
                 }

@@ -2,13 +2,29 @@
 //! sub-value as a byte slice sharing the row's metadata (as Spark does) without
 //! re-encoding it.
 //!
-//! Every read is bounds-checked; callers pass bytes that [`super::validate::check`]
-//! accepted, and on anything unexpected these functions return `None` rather than
-//! panic.
-
-use parquet_variant::VariantMetadata;
+//! Only the bytes on the path are read, every read is bounds-checked, and a
+//! structure that does not hold together is reported as [`MalformedVariant`]
+//! (a missing key or index is `Ok(None)`). Field names come from a dictionary
+//! already checked by [`super::validate::check_metadata`]; the caller checks the
+//! returned sub-value with [`super::validate::check_value_with`].
 
 use super::path::PathSegment;
+use super::validate::MalformedVariant;
+
+type R<T> = Result<T, MalformedVariant>;
+
+#[cold]
+#[inline(never)]
+fn malformed(what: &str) -> MalformedVariant {
+    MalformedVariant {
+        reason: format!("{what} does not fit in the value"),
+    }
+}
+
+#[inline]
+fn read(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
+    read_uint(bytes, pos, width).ok_or_else(|| malformed(what))
+}
 
 #[inline]
 fn read_uint(bytes: &[u8], pos: usize, width: usize) -> Option<usize> {
@@ -82,26 +98,26 @@ pub fn value_len(value: &[u8]) -> Option<usize> {
     (len <= value.len()).then_some(len)
 }
 
-/// The value bytes of field `key` of the object at the start of `value`.
-pub fn object_field<'v>(
-    metadata: &VariantMetadata<'_>,
-    value: &'v [u8],
-    key: &str,
-) -> Option<&'v [u8]> {
-    if value.first()? & 0x03 != 2 {
-        return None;
+/// The value bytes of field `key` of the object at the start of `value`;
+/// `Ok(None)` when the value is not an object or has no such field.
+pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&'v [u8]>> {
+    if value.first().ok_or_else(|| malformed("a value header"))? & 0x03 != 2 {
+        return Ok(None);
     }
-    let c = container(value, true)?;
-    let name_at = |i: usize| -> Option<&str> {
-        let id = read_uint(value, c.ids_start + i * c.id_w, c.id_w)?;
-        metadata.get(id).ok()
+    let c = container(value, true).ok_or_else(|| malformed("an object header"))?;
+    let name_at = |i: usize| -> R<&str> {
+        let id = read(value, c.ids_start + i * c.id_w, c.id_w, "a field id")?;
+        dict.get(id).copied().ok_or_else(|| malformed("a field id"))
     };
-    let field_at = |i: usize| -> Option<&'v [u8]> {
-        let off = read_uint(value, c.offs_start + i * c.off_w, c.off_w)?;
-        let start = c.data_start.checked_add(off)?;
-        let rest = value.get(start..)?;
-        let len = value_len(rest)?;
-        rest.get(..len)
+    let field_at = |i: usize| -> R<Option<&'v [u8]>> {
+        let off = read(value, c.offs_start + i * c.off_w, c.off_w, "a field offset")?;
+        let rest = c
+            .data_start
+            .checked_add(off)
+            .and_then(|start| value.get(start..))
+            .ok_or_else(|| malformed("a field"))?;
+        let len = value_len(rest).ok_or_else(|| malformed("a field"))?;
+        Ok(rest.get(..len))
     };
     // Binary search by UTF-8 name order (the spec's order).
     let (mut lo, mut hi) = (0usize, c.n);
@@ -114,54 +130,75 @@ pub fn object_field<'v>(
         }
     }
     if key.is_ascii() {
-        return None;
+        return Ok(None);
     }
     // Spark sorts by UTF-16 code units, which differs for some non-ASCII keys.
-    (0..c.n)
-        .find(|&i| name_at(i) == Some(key))
-        .and_then(field_at)
+    for i in 0..c.n {
+        if name_at(i)? == key {
+            return field_at(i);
+        }
+    }
+    Ok(None)
 }
 
-/// The value bytes of element `index` of the array at the start of `value`.
-pub fn array_element(value: &[u8], index: usize) -> Option<&[u8]> {
-    if value.first()? & 0x03 != 3 {
-        return None;
+/// The value bytes of element `index` of the array at the start of `value`;
+/// `Ok(None)` when the value is not an array or the index is out of range.
+pub fn array_element(value: &[u8], index: usize) -> R<Option<&[u8]>> {
+    if value.first().ok_or_else(|| malformed("a value header"))? & 0x03 != 3 {
+        return Ok(None);
     }
-    let c = container(value, false)?;
+    let c = container(value, false).ok_or_else(|| malformed("an array header"))?;
     if index >= c.n {
-        return None;
+        return Ok(None);
     }
-    let off = read_uint(value, c.offs_start + index * c.off_w, c.off_w)?;
-    let end = read_uint(value, c.offs_start + (index + 1) * c.off_w, c.off_w)?;
-    value.get(c.data_start + off..c.data_start + end)
+    let off = read(
+        value,
+        c.offs_start + index * c.off_w,
+        c.off_w,
+        "an element offset",
+    )?;
+    let end = read(
+        value,
+        c.offs_start + (index + 1) * c.off_w,
+        c.off_w,
+        "an element offset",
+    )?;
+    value
+        .get(c.data_start + off..c.data_start + end)
+        .map(Some)
+        .ok_or_else(|| malformed("an array element"))
 }
 
-/// Follows `path` through the value bytes; `None` when a step is missing.
+/// Follows `path` through the value bytes: `Ok(None)` when a step is missing.
 ///
 /// ```
 /// use df_variant::variant::{json::{JsonParseOptions, JsonToVariant}, path::parse_path, raw::get_path};
-/// use parquet_variant::{Variant, VariantMetadata};
+/// use df_variant::variant::validate::check_metadata;
+/// use parquet_variant::Variant;
 /// let mut p = JsonToVariant::new(JsonParseOptions::default());
 /// p.parse(r#"{"a": [10, {"b": "x"}]}"#).unwrap();
-/// let meta = VariantMetadata::try_new(p.metadata()).unwrap();
-/// let sub = get_path(&meta, p.value(), &parse_path("$.a[1].b").unwrap()).unwrap();
+/// let dict = check_metadata(p.metadata()).unwrap();
+/// let sub = get_path(&dict, p.value(), &parse_path("$.a[1].b").unwrap()).unwrap().unwrap();
 /// assert_eq!(Variant::try_new(p.metadata(), sub).unwrap(), Variant::from("x"));
 /// ```
-pub fn get_path<'v>(
-    metadata: &VariantMetadata<'_>,
-    value: &'v [u8],
-    path: &[PathSegment],
-) -> Option<&'v [u8]> {
+///
+/// # Errors
+/// [`MalformedVariant`] when a container on the path does not hold together.
+pub fn get_path<'v>(dict: &[&str], value: &'v [u8], path: &[PathSegment]) -> R<Option<&'v [u8]>> {
     let mut current = value;
     for seg in path {
-        current = match seg {
-            PathSegment::Key(k) => object_field(metadata, current, k)?,
+        let next = match seg {
+            PathSegment::Key(k) => object_field(dict, current, k)?,
             PathSegment::Index(i) => array_element(current, *i)?,
         };
+        match next {
+            Some(n) => current = n,
+            None => return Ok(None),
+        }
     }
     if path.is_empty() {
-        let len = value_len(current)?;
-        return current.get(..len);
+        let len = value_len(current).ok_or_else(|| malformed("the value"))?;
+        return Ok(current.get(..len));
     }
-    Some(current)
+    Ok(Some(current))
 }

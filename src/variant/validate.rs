@@ -58,7 +58,10 @@ fn read_uint(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
 }
 
 /// Checks the metadata dictionary and returns its strings.
-fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
+///
+/// # Errors
+/// [`MalformedVariant`] when the bytes are not a valid metadata dictionary.
+pub fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
     let header = *metadata.first().ok_or_else(|| bad("empty metadata"))?;
     if header & 0x0f != 1 {
         return Err(bad(format!(
@@ -252,22 +255,26 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 .checked_add(data_len)
                 .filter(|&e| e <= value.len())
                 .ok_or_else(|| bad(format!("object at byte {pos} runs past the end")))?;
-            let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+            // Fields are listed by name, so duplicates are neighbours; only objects
+            // sorted another way (Spark sorts by UTF-16 code units, which differs
+            // for some non-ASCII names) need a set to find them.
             let mut prev_name: Option<&str> = None;
+            let mut in_byte_order = true;
             for i in 0..n {
                 let id = read_uint(value, ids_start + i * id_w, id_w, "field id")?;
                 let name = *dict
                     .get(id)
                     .ok_or_else(|| bad(format!("field id {id} is not in the dictionary")))?;
-                if !seen.insert(name) {
-                    return Err(bad(format!("duplicate field name \"{name}\"")));
-                }
-                if let Some(p) = prev_name
-                    && p > name
-                    && name.is_ascii()
-                    && p.is_ascii()
-                {
-                    return Err(bad(format!("object fields are not sorted at \"{name}\"")));
+                if let Some(p) = prev_name {
+                    if p == name {
+                        return Err(bad(format!("duplicate field name \"{name}\"")));
+                    }
+                    if p > name {
+                        if name.is_ascii() && p.is_ascii() {
+                            return Err(bad(format!("object fields are not sorted at \"{name}\"")));
+                        }
+                        in_byte_order = false;
+                    }
                 }
                 prev_name = Some(name);
                 let off = read_uint(value, offs_start + i * off_w, off_w, "field offset")?;
@@ -277,6 +284,15 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 let child_len = check_value(&value[..end], data_start + off, dict, depth + 1)?;
                 if data_start + off + child_len > end {
                     return Err(bad("object field runs past the object"));
+                }
+            }
+            if !in_byte_order {
+                let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+                for i in 0..n {
+                    let id = read_uint(value, ids_start + i * id_w, id_w, "field id")?;
+                    if !seen.insert(dict[id]) {
+                        return Err(bad(format!("duplicate field name \"{}\"", dict[id])));
+                    }
                 }
             }
             Ok(end - pos)
@@ -321,6 +337,15 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             Ok(end - pos)
         }
     }
+}
+
+/// Checks the value at the start of `value` against an already checked dictionary
+/// and returns its encoded length (trailing bytes are allowed).
+///
+/// # Errors
+/// [`MalformedVariant`] naming the first problem found.
+pub fn check_value_with(value: &[u8], dict: &[&str]) -> R<usize> {
+    check_value(value, 0, dict, 0)
 }
 
 /// Checks that `metadata` and `value` form one well-formed Variant, without
