@@ -622,13 +622,8 @@ impl Conv {
                     child: list_child(a.values(), mode)?,
                 }
             }
+            // Shredded nested variants are reassembled by VariantInput.
             DataType::Struct(fields) if is_variant_struct(fields) => {
-                if fields.find("typed_value").is_some() {
-                    return Err(invalid(format!(
-                        "shredded variant nested in {} is not supported",
-                        sql_type_name(array.data_type())
-                    )));
-                }
                 Kind::Variant(VariantInput::try_new(array)?)
             }
             DataType::Struct(fields) if mode == ToVariantMode::ToVariantObject => {
@@ -1486,7 +1481,7 @@ mod tests {
     }
 
     #[test]
-    fn shredded_nested_variants_are_refused() {
+    fn shredded_nested_variants_are_reassembled() {
         let fields = Fields::from(vec![
             Field::new("metadata", DataType::BinaryView, false),
             Field::new("value", DataType::BinaryView, true),
@@ -1508,10 +1503,16 @@ mod tests {
             Arc::new(shredded),
             None,
         );
-        let err = array_to_variant(&list, ToVariantMode::Cast)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("shredded variant nested in"), "{err}");
+        let out = array_to_variant(&list, ToVariantMode::Cast).unwrap();
+        let input = VariantInput::try_new(&out).unwrap();
+        let (m, v) = input.get(0).unwrap();
+        assert_eq!(
+            crate::variant::format::to_json_string(
+                &Variant::try_new(m, v).unwrap(),
+                &crate::variant::tz::SessionTz::utc()
+            ),
+            "[1]"
+        );
     }
 
     const EMPTY: &[u8] = &[0x01, 0x00, 0x00];

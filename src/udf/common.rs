@@ -198,3 +198,72 @@ pub fn unary_doc(
 pub fn any_one() -> datafusion::logical_expr::Signature {
     datafusion::logical_expr::Signature::any(1, datafusion::logical_expr::Volatility::Immutable)
 }
+
+/// Defines a scalar function of one VARIANT argument: the struct, its
+/// constructors and the `ScalarUDFImpl` plumbing. The file that uses it supplies
+/// a `static DOC: LazyLock<Documentation>` and `fn invoke(&self, ScalarFunctionArgs)`.
+macro_rules! unary_variant_udf {
+    ($(#[$meta:meta])* $ty:ident, $sql:literal, returns = $ret:expr, nullable = $nullable:expr) => {
+        $(#[$meta])*
+        #[derive(Debug, PartialEq, Eq, Hash)]
+        pub struct $ty {
+            signature: datafusion::logical_expr::Signature,
+        }
+
+        impl $ty {
+            /// Creates the function.
+            pub fn new() -> Self {
+                Self {
+                    signature: $crate::udf::common::any_one(),
+                }
+            }
+        }
+
+        impl Default for $ty {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl datafusion::logical_expr::ScalarUDFImpl for $ty {
+            fn name(&self) -> &str {
+                $sql
+            }
+
+            fn signature(&self) -> &datafusion::logical_expr::Signature {
+                &self.signature
+            }
+
+            fn return_type(
+                &self,
+                _arg_types: &[arrow::datatypes::DataType],
+            ) -> datafusion::common::Result<arrow::datatypes::DataType> {
+                Ok($ret)
+            }
+
+            fn return_field_from_args(
+                &self,
+                args: datafusion::logical_expr::ReturnFieldArgs,
+            ) -> datafusion::common::Result<arrow::datatypes::FieldRef> {
+                let [arg] = args.arg_fields else {
+                    return datafusion::common::plan_err!("{} takes exactly one argument", $sql);
+                };
+                $crate::udf::common::check_variant_arg($sql, 0, arg)?;
+                Ok(std::sync::Arc::new(arrow::datatypes::Field::new($sql, $ret, $nullable)))
+            }
+
+            fn invoke_with_args(
+                &self,
+                args: datafusion::logical_expr::ScalarFunctionArgs,
+            ) -> datafusion::common::Result<datafusion::logical_expr::ColumnarValue> {
+                self.invoke(args)
+            }
+
+            fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+                Some(&DOC)
+            }
+        }
+    };
+}
+
+pub(crate) use unary_variant_udf;

@@ -3,36 +3,21 @@
 use std::sync::{Arc, LazyLock};
 
 use arrow::array::BooleanBuilder;
-use arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result, plan_err};
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature,
-};
+use arrow::datatypes::DataType;
+use datafusion::common::Result;
+use datafusion::logical_expr::{ColumnarValue, Documentation, ScalarFunctionArgs};
 use parquet_variant::Variant;
 
-use super::common::{Arrays, any_one, check_variant_arg, for_each_variant, unary_doc};
+use super::common::{Arrays, for_each_variant, unary_doc, unary_variant_udf};
 
-/// `is_variant_null(v)`: true only for a Variant null; **false** (not NULL) for a
-/// SQL NULL, as in Spark.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct IsVariantNullFunc {
-    signature: Signature,
-}
-
-impl IsVariantNullFunc {
-    /// Creates the function.
-    pub fn new() -> Self {
-        Self {
-            signature: any_one(),
-        }
-    }
-}
-
-impl Default for IsVariantNullFunc {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+unary_variant_udf!(
+    /// `is_variant_null(v)`: true only for a Variant null; **false** (not NULL) for a
+    /// SQL NULL, as in Spark.
+    IsVariantNullFunc,
+    "is_variant_null",
+    returns = DataType::Boolean,
+    nullable = false
+);
 
 static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     unary_doc(
@@ -42,38 +27,14 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     )
 });
 
-impl ScalarUDFImpl for IsVariantNullFunc {
-    fn name(&self) -> &str {
-        "is_variant_null"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Boolean)
-    }
-
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        let [arg] = args.arg_fields else {
-            return plan_err!("{} takes exactly one argument", self.name());
-        };
-        check_variant_arg(self.name(), 0, arg)?;
-        Ok(Arc::new(Field::new(self.name(), DataType::Boolean, false)))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+impl IsVariantNullFunc {
+    fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = Arrays::new(&args.args, args.number_rows)?;
         let mut out = BooleanBuilder::new();
-        for_each_variant(self.name(), &arrays.arrays[0], |_, v| {
+        for_each_variant("is_variant_null", &arrays.arrays[0], |_, v| {
             out.append_value(matches!(v, Some(Variant::Null)));
             Ok(())
         })?;
         arrays.finish(Arc::new(out.finish()))
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        Some(&DOC)
     }
 }

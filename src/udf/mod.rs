@@ -109,3 +109,150 @@ pub mod expr_fn {
         super::cast_to_variant_udf().call(vec![x])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{
+        ArrayRef, AsArray, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, StructArray,
+    };
+    use arrow::datatypes::{DataType, Field, Fields, Schema};
+    use datafusion::datasource::MemTable;
+
+    use crate::variant::json::{JsonParseOptions, JsonToVariant};
+
+    const DOCS: [&str; 3] = [r#"{"a": 1, "b": [true, "x"]}"#, "null", r#""s""#];
+
+    fn encoded() -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut p = JsonToVariant::new(JsonParseOptions::default());
+        DOCS.iter()
+            .map(|d| {
+                p.parse(d).unwrap();
+                (p.metadata().to_vec(), p.value().to_vec())
+            })
+            .collect()
+    }
+
+    /// A variant column with `value` before `metadata`, the given binary type,
+    /// no extension metadata, and a SQL NULL as the last row.
+    fn column(binary: &DataType) -> (Field, ArrayRef) {
+        let rows = encoded();
+        let mut values: Vec<Option<&[u8]>> = rows.iter().map(|r| Some(r.1.as_slice())).collect();
+        let mut metas: Vec<Option<&[u8]>> = rows.iter().map(|r| Some(r.0.as_slice())).collect();
+        values.push(Some(&[0]));
+        metas.push(Some(&[1, 0, 0]));
+        let (v, m): (ArrayRef, ArrayRef) = match binary {
+            DataType::Binary => (
+                Arc::new(BinaryArray::from(values)),
+                Arc::new(BinaryArray::from(metas)),
+            ),
+            _ => (
+                Arc::new(LargeBinaryArray::from(values)),
+                Arc::new(LargeBinaryArray::from(metas)),
+            ),
+        };
+        let fields = Fields::from(vec![
+            Field::new("value", binary.clone(), false),
+            Field::new("metadata", binary.clone(), false),
+        ]);
+        let nulls = arrow::buffer::NullBuffer::from(vec![true, true, true, false]);
+        let s = StructArray::new(fields.clone(), vec![v, m], Some(nulls));
+        (Field::new("v", DataType::Struct(fields), true), Arc::new(s))
+    }
+
+    #[tokio::test]
+    async fn functions_accept_every_binary_flavour_and_field_order_without_extension() {
+        for binary in [DataType::Binary, DataType::LargeBinary] {
+            let (field, col) = column(&binary);
+            let id: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3, 4]));
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int32, false),
+                field,
+            ]));
+            let batch = RecordBatch::try_new(Arc::clone(&schema), vec![id, col]).unwrap();
+            let ctx = crate::variant_context();
+            ctx.register_table(
+                "t",
+                Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap()),
+            )
+            .unwrap();
+            let out = ctx
+                .sql(
+                    "SELECT to_json(v), variant_get(v, '$.b[1]', 'string'), schema_of_variant(v), \
+                     is_variant_null(v) FROM t ORDER BY id",
+                )
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            let b = &out[0];
+            let json = b.column(0).as_string::<i32>();
+            let rows: Vec<Option<&str>> = json.iter().collect();
+            assert_eq!(
+                rows,
+                vec![
+                    Some(r#"{"a":1,"b":[true,"x"]}"#),
+                    Some("null"),
+                    Some(r#""s""#),
+                    None
+                ],
+                "{binary}"
+            );
+            assert_eq!(b.column(1).as_string::<i32>().value(0), "x");
+            assert_eq!(b.column(2).as_string::<i32>().value(1), "VOID");
+            let is_null = b.column(3).as_boolean();
+            assert!(!is_null.value(0) && is_null.value(1) && !is_null.value(3));
+        }
+    }
+
+    #[tokio::test]
+    async fn malformed_bytes_are_an_error_naming_the_row() {
+        let fields = Fields::from(vec![
+            Field::new("metadata", DataType::Binary, false),
+            Field::new("value", DataType::Binary, false),
+        ]);
+        let good: &[u8] = &[0x0c, 0x01];
+        let bad: &[u8] = &[0x02, 0x05];
+        let s = StructArray::new(
+            fields.clone(),
+            vec![
+                Arc::new(BinaryArray::from(vec![&[1u8, 0, 0][..], &[1, 0, 0]])),
+                Arc::new(BinaryArray::from(vec![good, bad])),
+            ],
+            None,
+        );
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "v",
+            DataType::Struct(fields),
+            true,
+        )]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(s)]).unwrap();
+        let ctx = crate::variant_context();
+        ctx.register_table(
+            "t",
+            Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap()),
+        )
+        .unwrap();
+        for sql in [
+            "SELECT to_json(v) FROM t",
+            "SELECT variant_get(v, '$', 'int') FROM t",
+            "SELECT try_variant_get(v, '$', 'int') FROM t",
+            "SELECT schema_of_variant_agg(v) FROM t",
+        ] {
+            let err = ctx
+                .sql(sql)
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("row 2") && err.contains("MALFORMED_VARIANT"),
+                "{sql}: {err}"
+            );
+        }
+    }
+}
