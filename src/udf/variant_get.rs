@@ -211,6 +211,7 @@ fn extract(
     };
     let path_strings = path_column.as_ref().map(|a| a.as_string_view());
     let mut row_path: Vec<PathSegment>;
+    let mut cached: Option<(&[u8], Vec<&str>)> = None;
     for row in 0..rows {
         let path: &[PathSegment] = match scalar_path {
             Some(Some(p)) => p,
@@ -243,12 +244,20 @@ fn extract(
         let malformed = |e: validate::MalformedVariant| {
             datafusion::error::DataFusionError::Execution(format!("{func}: row {}: {e}", row + 1))
         };
-        let dict = validate::check_metadata(metadata).map_err(malformed)?;
-        let Some(sub) = get_path(&dict, value, path).map_err(malformed)? else {
+        // Rows of one document shape usually carry identical metadata bytes; the
+        // checked dictionary of the previous row is reused when they match.
+        if cached.as_ref().is_none_or(|(bytes, _)| *bytes != metadata) {
+            cached = Some((
+                metadata,
+                validate::check_metadata(metadata).map_err(malformed)?,
+            ));
+        }
+        let dict = &cached.as_ref().expect("just filled").1;
+        let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
             out.append_null();
             continue;
         };
-        let len = validate::check_value_with(sub, &dict).map_err(malformed)?;
+        let len = validate::check_value_with(sub, dict).map_err(malformed)?;
         let sub = &sub[..len];
         let meta = VariantMetadata::new(metadata);
         match &mut out {
