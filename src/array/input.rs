@@ -1,26 +1,23 @@
 //! Reading Variant columns in every legal physical form.
 
-use std::sync::Arc;
-
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
 };
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
-use parquet_variant_compute::{VariantArray, unshred_variant};
 
 use super::is_variant_type;
 
 /// One binary child column, whatever its Arrow binary flavour.
 #[derive(Debug, Clone)]
-enum BinaryColumn {
+pub(super) enum BinaryColumn {
     Binary(BinaryArray),
     Large(LargeBinaryArray),
     View(BinaryViewArray),
 }
 
 impl BinaryColumn {
-    fn try_new(array: &ArrayRef, name: &str) -> Result<Self, ArrowError> {
+    pub(super) fn try_new(array: &ArrayRef, name: &str) -> Result<Self, ArrowError> {
         Ok(match array.data_type() {
             DataType::Binary => Self::Binary(array.as_binary::<i32>().clone()),
             DataType::LargeBinary => Self::Large(array.as_binary::<i64>().clone()),
@@ -38,7 +35,7 @@ impl BinaryColumn {
     }
 
     #[inline]
-    fn get(&self, i: usize) -> Option<&[u8]> {
+    pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
         match self {
             Self::Binary(a) => a.is_valid(i).then(|| a.value(i)),
             Self::Large(a) => a.is_valid(i).then(|| a.value(i)),
@@ -50,7 +47,8 @@ impl BinaryColumn {
 /// Row access to a Variant column given in any legal physical form: Binary,
 /// LargeBinary or BinaryView children (dictionary-encoded metadata too), fields in
 /// any order, unshredded or shredded (shredded columns are reassembled into the
-/// binary form first).
+/// binary form first, following variant-spec.md §10.8; see `unshred.rs` for what is
+/// rejected and what is read leniently).
 #[derive(Debug, Clone)]
 pub struct VariantInput {
     metadata: BinaryColumn,
@@ -77,10 +75,25 @@ impl VariantInput {
         }
         let st = array.as_struct();
         if st.column_by_name("typed_value").is_some() {
-            let unshredded = unshred(array)?;
-            return Self::from_unshredded(&unshredded);
+            return Self::from_shredded(st);
         }
         Self::from_unshredded(st)
+    }
+
+    /// Rebuilds the binary `value` of every row of a shredded column.
+    fn from_shredded(st: &StructArray) -> Result<Self, ArrowError> {
+        let metadata = st
+            .column_by_name("metadata")
+            .ok_or_else(|| ArrowError::InvalidArgumentError("variant has no metadata".into()))?;
+        let metadata = BinaryColumn::try_new(metadata, "metadata")?;
+        let nulls = st.logical_nulls();
+        let value = super::unshred::unshred(st, &metadata, nulls.as_ref())?;
+        Ok(Self {
+            metadata,
+            value: Some(BinaryColumn::Large(value)),
+            nulls,
+            len: st.len(),
+        })
     }
 
     fn from_unshredded(st: &StructArray) -> Result<Self, ArrowError> {
@@ -123,24 +136,5 @@ impl VariantInput {
             .and_then(|v| v.get(i))
             .unwrap_or(NULL_VALUE);
         Some((metadata, value))
-    }
-}
-
-/// Reassembles a shredded Variant column into its binary form, turning panics of
-/// the upstream kernel into errors.
-fn unshred(array: &ArrayRef) -> Result<StructArray, ArrowError> {
-    let array = Arc::clone(array);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        let va = VariantArray::try_new(array.as_ref())?;
-        unshred_variant(&va)
-    }));
-    match result {
-        Ok(Ok(va)) => Ok(va.into()),
-        Ok(Err(e)) => Err(ArrowError::InvalidArgumentError(format!(
-            "invalid shredded variant: {e}"
-        ))),
-        Err(_) => Err(ArrowError::InvalidArgumentError(
-            "invalid shredded variant: it could not be reassembled".into(),
-        )),
     }
 }

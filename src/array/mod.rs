@@ -5,6 +5,7 @@
 mod builder;
 pub mod from_arrow;
 mod input;
+mod unshred;
 
 pub use input::VariantInput;
 
