@@ -25,6 +25,8 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Record, Runner};
 
 const DEFAULT_DIR: &str = "sqllogictests/test_files";
+/// Where `.slt` files write; emptied at the start of every run.
+const SCRATCH_DIR: &str = "sqllogictests/test_files/scratch";
 
 /// The engine under test: one DataFusion session with df-variant registered.
 struct VariantDb {
@@ -226,6 +228,7 @@ fn main() -> ExitCode {
             })
             .collect();
     }
+    let _ = std::fs::remove_dir_all(SCRATCH_DIR);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

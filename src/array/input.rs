@@ -34,6 +34,19 @@ impl BinaryColumn {
         })
     }
 
+    /// The column as BinaryView (zero-copy when it already is one).
+    fn to_view(&self) -> Result<BinaryViewArray, ArrowError> {
+        Ok(match self {
+            Self::View(a) => a.clone(),
+            Self::Binary(a) => arrow::compute::cast(a, &DataType::BinaryView)?
+                .as_binary_view()
+                .clone(),
+            Self::Large(a) => arrow::compute::cast(a, &DataType::BinaryView)?
+                .as_binary_view()
+                .clone(),
+        })
+    }
+
     #[inline]
     pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
         match self {
@@ -110,6 +123,15 @@ impl VariantInput {
             nulls: st.logical_nulls(),
             len: st.len(),
         })
+    }
+
+    /// The metadata column as BinaryView, so an output that keeps each row's
+    /// metadata (a sub-value extracted by `variant_get`) can share it.
+    ///
+    /// # Errors
+    /// When the column cannot be cast to BinaryView.
+    pub fn metadata_view(&self) -> Result<BinaryViewArray, ArrowError> {
+        self.metadata.to_view()
     }
 
     /// Number of rows.

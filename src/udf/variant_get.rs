@@ -22,7 +22,11 @@ use parquet_variant::{Variant, VariantMetadata};
 use super::common::{
     Arrays, check_string_arg, check_variant_arg, guard, literal_string, session_tz, variant_input,
 };
-use crate::array::{VariantColumnBuilder, variant_data_type, variant_field};
+use arrow::array::{BinaryViewArray, BinaryViewBuilder, NullBufferBuilder, StructArray};
+
+use crate::array::{
+    EMPTY_METADATA, VARIANT_NULL, variant_data_type, variant_field, variant_fields,
+};
 use crate::variant::cast::{CastOptions, VariantCaster};
 use crate::variant::path::{PathSegment, parse_path};
 use crate::variant::raw::get_path;
@@ -174,16 +178,42 @@ impl ScalarUDFImpl for VariantGetFunc {
     }
 }
 
+/// Variant output: the sub-values; the metadata column is the input's, shared.
+struct SubValues {
+    values: BinaryViewBuilder,
+    nulls: NullBufferBuilder,
+}
+
+impl SubValues {
+    fn finish(&mut self, metadata: Option<BinaryViewArray>) -> Result<ArrayRef> {
+        let values = self.values.finish();
+        let nulls = self.nulls.finish();
+        let metadata = match metadata {
+            Some(m) => m,
+            None => BinaryViewArray::from(vec![EMPTY_METADATA; values.len()]),
+        };
+        let fields = variant_fields();
+        Ok(Arc::new(StructArray::try_new(
+            fields,
+            vec![Arc::new(metadata), Arc::new(values)],
+            nulls,
+        )?))
+    }
+}
+
 /// Where the output goes: a Variant column, or a typed caster.
 enum Output {
-    Variant(VariantColumnBuilder),
+    Variant(SubValues),
     Typed(VariantCaster),
 }
 
 impl Output {
     fn append_null(&mut self) {
         match self {
-            Output::Variant(b) => b.append_null(),
+            Output::Variant(b) => {
+                b.values.append_value(VARIANT_NULL);
+                b.nulls.append_null();
+            }
             Output::Typed(c) => c.append_null(),
         }
     }
@@ -200,7 +230,10 @@ fn extract(
 ) -> Result<ArrayRef> {
     let rows = arrays[0].len();
     let mut out = match target {
-        None => Output::Variant(VariantColumnBuilder::new(rows)),
+        None => Output::Variant(SubValues {
+            values: BinaryViewBuilder::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+        }),
         Some(t) => Output::Typed(VariantCaster::new(t, options, rows)),
     };
     let input = variant_input(func, &arrays[0])?;
@@ -261,7 +294,10 @@ fn extract(
         let sub = &sub[..len];
         let meta = VariantMetadata::new(metadata);
         match &mut out {
-            Output::Variant(b) => b.append(metadata, sub),
+            Output::Variant(b) => {
+                b.values.append_value(sub);
+                b.nulls.append_non_null();
+            }
             Output::Typed(c) => {
                 let v = Variant::new_with_metadata(meta, sub);
                 if let Err(e) = c.append_variant(&v) {
@@ -270,8 +306,11 @@ fn extract(
             }
         }
     }
-    Ok(match &mut out {
-        Output::Variant(b) => b.finish(),
-        Output::Typed(c) => c.finish(),
-    })
+    match &mut out {
+        Output::Variant(b) => {
+            let metadata = input.as_ref().map(|i| i.metadata_view()).transpose()?;
+            b.finish(metadata)
+        }
+        Output::Typed(c) => Ok(c.finish()),
+    }
 }
