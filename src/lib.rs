@@ -28,6 +28,7 @@
 //! ```
 
 pub mod array;
+pub mod ingest;
 pub mod sql;
 pub mod udaf;
 pub mod udf;
@@ -79,6 +80,14 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .get_or_insert_with(Vec::new)
         .extend(udaf::functions());
     builder
+        .table_functions()
+        .get_or_insert_with(Default::default)
+        .extend(
+            ingest::table_functions()
+                .into_iter()
+                .map(|f| (f.name().to_string(), f)),
+        );
+    builder
         .with_analyzer_rules(rules)
         .with_type_planner(Arc::new(sql::VariantTypePlanner))
 }
@@ -93,5 +102,6 @@ pub fn variant_context_with_config(config: SessionConfig) -> SessionContext {
     let builder = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features();
-    SessionContext::new_with_state(with_variant(builder).build())
+    // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
+    SessionContext::new_with_state(with_variant(builder).build()).enable_url_table()
 }

@@ -201,7 +201,9 @@ impl SubValues {
     }
 }
 
-/// Where the output goes: a Variant column, or a typed caster.
+/// Where the output goes: a Variant column, or a typed caster. One exists per
+/// batch, so the size difference of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Output {
     Variant(SubValues),
     Typed(VariantCaster),
