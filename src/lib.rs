@@ -29,10 +29,12 @@
 
 pub mod array;
 pub mod ingest;
+pub mod shredding;
 pub mod sql;
 pub mod udaf;
 pub mod udf;
 pub mod variant;
+pub mod writer;
 
 use std::sync::Arc;
 
@@ -87,9 +89,21 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
                 .into_iter()
                 .map(|f| (f.name().to_string(), f)),
         );
+    // `SET variant.shredding = ...` and friends.
+    let mut config = builder.config().take().unwrap_or_default();
+    if config
+        .options()
+        .extensions
+        .get::<writer::VariantOptions>()
+        .is_none()
+    {
+        config = config.with_option_extension(writer::VariantOptions::default());
+    }
+    *builder.config() = Some(config);
     builder
         .with_analyzer_rules(rules)
         .with_type_planner(Arc::new(sql::VariantTypePlanner))
+        .with_physical_optimizer_rule(Arc::new(writer::VariantWriteRule))
 }
 
 /// A [`SessionContext`] with DataFusion's defaults plus everything of this crate.

@@ -1,0 +1,117 @@
+//! Session settings of the Variant writer (`SET variant.<name> = ...`).
+//!
+//! Values are checked when they are set, so a bad setting is refused by the `SET`
+//! statement itself rather than by every later write.
+
+use datafusion::common::config::{ConfigExtension, ConfigField, Visit};
+use datafusion::common::{Result, config_err, extensions_options};
+
+use crate::shredding::shred::typed_value_from_ddl;
+
+extensions_options! {
+    /// Settings under the `variant.` prefix.
+    pub struct VariantOptions {
+        /// `auto` infers a shredding schema per output file from its first rows;
+        /// `off` writes Variant columns unshredded.
+        pub shredding: ShreddingSetting, default = ShreddingSetting::Auto
+        /// An explicit shredding schema as a Spark DDL type string (e.g.
+        /// `struct<a:bigint,b:string>`), applied to every VARIANT column written
+        /// while `shredding` is `auto`; empty means infer.
+        pub shredding_schema: ShreddingSchema, default = ShreddingSchema::default()
+        /// How many leading rows of each output file the inference looks at.
+        pub shredding_sample_rows: usize, default = 4096
+        /// Fields present in fewer than this fraction of sampled objects stay unshredded.
+        pub shredding_min_field_fraction: f64, default = 0.1
+        /// The most shredded leaf columns per VARIANT column.
+        pub shredding_max_leaves: usize, default = 128
+    }
+}
+
+impl ConfigExtension for VariantOptions {
+    const PREFIX: &'static str = "variant";
+}
+
+/// `variant.shredding`: `auto` or `off`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShreddingSetting {
+    /// Shred (inferring or with `variant.shredding_schema`).
+    #[default]
+    Auto,
+    /// Write unshredded.
+    Off,
+}
+
+impl std::fmt::Display for ShreddingSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Off => "off",
+        })
+    }
+}
+
+impl ConfigField for ShreddingSetting {
+    fn visit<V: Visit>(&self, v: &mut V, key: &str, description: &'static str) {
+        v.some(key, self, description);
+    }
+
+    fn set(&mut self, _key: &str, value: &str) -> Result<()> {
+        *self = match value.trim().to_ascii_lowercase().as_str() {
+            "auto" | "on" | "true" => Self::Auto,
+            "off" | "false" | "none" => Self::Off,
+            other => {
+                return config_err!("variant.shredding must be 'auto' or 'off', got '{other}'");
+            }
+        };
+        Ok(())
+    }
+}
+
+/// `variant.shredding_schema`: a Spark DDL type string, checked when set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShreddingSchema(pub String);
+
+impl std::fmt::Display for ShreddingSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl ConfigField for ShreddingSchema {
+    fn visit<V: Visit>(&self, v: &mut V, key: &str, description: &'static str) {
+        v.some(key, self, description);
+    }
+
+    fn set(&mut self, _key: &str, value: &str) -> Result<()> {
+        let value = value.trim();
+        if !value.is_empty()
+            && let Err(e) = typed_value_from_ddl(value)
+        {
+            return config_err!("variant.shredding_schema '{value}' cannot be used: {e}");
+        }
+        self.0 = value.to_string();
+        Ok(())
+    }
+}
+
+/// What the writer does with VARIANT columns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShreddingMode {
+    /// Write unshredded.
+    Off,
+    /// Infer a shredding schema per file.
+    Auto,
+    /// Use this Spark DDL type string for every VARIANT column.
+    Schema(String),
+}
+
+impl VariantOptions {
+    /// The mode these settings select.
+    pub fn mode(&self) -> ShreddingMode {
+        match self.shredding {
+            ShreddingSetting::Off => ShreddingMode::Off,
+            ShreddingSetting::Auto if self.shredding_schema.0.is_empty() => ShreddingMode::Auto,
+            ShreddingSetting::Auto => ShreddingMode::Schema(self.shredding_schema.0.clone()),
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Writing Variant columns to Parquet.
+//!
+//! Every Parquet write of a table with top-level VARIANT columns — `COPY ... TO
+//! 'x.parquet'`, `INSERT INTO` a Parquet table, `DataFrame::write_parquet` — goes
+//! through [`VariantParquetSink`]: DataFusion plans its own `ParquetSink`, and the
+//! [`VariantWriteRule`] physical optimizer rule swaps it for ours.
+//!
+//! For each output file the sink buffers the first rows (`variant.shredding_sample_rows`),
+//! chooses a shredding schema per VARIANT column from them (or takes the explicit
+//! `variant.shredding_schema`), and writes shredded columns with the Parquet VARIANT
+//! logical type. `SET variant.shredding = 'off'` writes unshredded (still annotated).
+//! Files are written under a temporary name and renamed only when every file of the
+//! statement succeeded, so a failed write leaves no partial file behind.
+//!
+//! ```text
+//! DataSinkExec: sink=ParquetSink          DataSinkExec: sink=VariantParquetSink(shredding=auto)
+//!   ProjectionExec: v@0             =>      ProjectionExec: v@0
+//! ```
+
+mod config;
+mod rule;
+mod sink;
+
+pub use config::{ShreddingMode, ShreddingSchema, ShreddingSetting, VariantOptions};
+pub use rule::VariantWriteRule;
+pub use sink::VariantParquetSink;

@@ -1,0 +1,341 @@
+//! `VariantParquetSink`: a Parquet `FileSink` that shreds VARIANT columns per
+//! output file and commits all files of a statement together.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::common::config::TableParquetOptions;
+use datafusion::common::runtime::SpawnedTask;
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use datafusion::datasource::file_format::write::demux::DemuxedStreamReceiver;
+use datafusion::datasource::file_format::write::get_writer_schema;
+use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
+use datafusion::datasource::sink::DataSink;
+use datafusion::execution::TaskContext;
+use datafusion::object_store::buffered::BufWriter;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
+use datafusion::parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
+use tokio::sync::mpsc::Receiver;
+
+use super::{ShreddingMode, VariantOptions};
+use crate::array::{
+    VariantColumnBuilder, VariantInput, is_variant_field, variant_extension_metadata,
+};
+use crate::shredding::shred::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
+
+/// Indices of the top-level VARIANT columns of a schema (by extension or shape).
+pub fn variant_columns(schema: &Schema) -> Vec<usize> {
+    schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| is_variant_field(f))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The sink described in the module docs.
+#[derive(Debug)]
+pub struct VariantParquetSink {
+    config: FileSinkConfig,
+    parquet_options: TableParquetOptions,
+    mode: ShreddingMode,
+    options: VariantOptions,
+}
+
+impl VariantParquetSink {
+    /// A sink writing `config`'s files with DataFusion's Parquet options and the
+    /// given shredding settings.
+    pub fn new(
+        config: FileSinkConfig,
+        parquet_options: TableParquetOptions,
+        mode: ShreddingMode,
+        options: VariantOptions,
+    ) -> Self {
+        Self {
+            config,
+            parquet_options,
+            mode,
+            options,
+        }
+    }
+}
+
+impl DisplayAs for VariantParquetSink {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match &self.mode {
+            ShreddingMode::Off => "off".to_string(),
+            ShreddingMode::Auto => "auto".to_string(),
+            ShreddingMode::Schema(s) => s.clone(),
+        };
+        write!(f, "VariantParquetSink(shredding={mode})")
+    }
+}
+
+/// What every file task needs.
+#[derive(Clone)]
+struct FilePlan {
+    schema: SchemaRef,
+    parquet_options: TableParquetOptions,
+    skip_arrow_metadata: bool,
+    mode: ShreddingMode,
+    shredding: ShreddingOptions,
+    buffer_size: usize,
+}
+
+/// A temporary name beside `path` for the file being written.
+fn temp_path(path: &Path, attempt: u128) -> Path {
+    let parts: Vec<_> = path.parts().collect();
+    let Some((last, parent)) = parts.split_last() else {
+        return Path::from(format!(".inprogress-{attempt}"));
+    };
+    let name = format!(".{}.{attempt}.inprogress", last.as_ref());
+    Path::from_iter(parent.iter().cloned()).join(name)
+}
+
+/// A Variant column as written unshredded: shredded input is reassembled.
+fn unshredded(column: &ArrayRef) -> Result<ArrayRef> {
+    let DataType::Struct(fields) = column.data_type() else {
+        return Ok(Arc::clone(column));
+    };
+    if fields.find("typed_value").is_none() {
+        return Ok(Arc::clone(column));
+    }
+    let input = VariantInput::try_new(column).map_err(|e| exec_datafusion_err!("{e}"))?;
+    let mut out = VariantColumnBuilder::new(input.len());
+    for i in 0..input.len() {
+        match input.get(i) {
+            Some((m, v)) => out.append(m, v),
+            None => out.append_null(),
+        }
+    }
+    Ok(out.finish())
+}
+
+/// Chosen conversion for each column of one file.
+struct FileColumns {
+    /// `Some(typed_value)` for shredded VARIANT columns, `None` otherwise.
+    typed: Vec<Option<DataType>>,
+    variant: Vec<bool>,
+    schema: SchemaRef,
+}
+
+impl FileColumns {
+    fn choose(plan: &FilePlan, sample: &[RecordBatch]) -> Result<Self> {
+        let variant: Vec<bool> = plan
+            .schema
+            .fields()
+            .iter()
+            .map(|f| is_variant_field(f))
+            .collect();
+        let mut typed = vec![None; variant.len()];
+        for (i, is_variant) in variant.iter().enumerate() {
+            if !is_variant {
+                continue;
+            }
+            typed[i] = match &plan.mode {
+                ShreddingMode::Off => None,
+                ShreddingMode::Schema(ddl) => Some(typed_value_from_ddl(ddl)?),
+                ShreddingMode::Auto => {
+                    let cols: Vec<&dyn arrow::array::Array> =
+                        sample.iter().map(|b| b.column(i).as_ref()).collect();
+                    if cols.is_empty() {
+                        None
+                    } else {
+                        let all = arrow::compute::concat(&cols)?;
+                        infer_typed_value(&all, &plan.shredding)?
+                    }
+                }
+            };
+        }
+        // The file schema: converted types, VARIANT columns annotated.
+        let empty = RecordBatch::new_empty(Arc::clone(&plan.schema));
+        let mut fields = Vec::with_capacity(variant.len());
+        for (i, f) in plan.schema.fields().iter().enumerate() {
+            if variant[i] {
+                let col = convert_column(empty.column(i), typed[i].as_ref())?;
+                fields.push(
+                    Field::new(f.name(), col.data_type().clone(), f.is_nullable())
+                        .with_metadata(variant_extension_metadata()),
+                );
+            } else {
+                fields.push(f.as_ref().clone());
+            }
+        }
+        let schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            plan.schema.metadata().clone(),
+        ));
+        Ok(Self {
+            typed,
+            variant,
+            schema,
+        })
+    }
+
+    fn convert(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let mut columns = Vec::with_capacity(batch.num_columns());
+        for (i, col) in batch.columns().iter().enumerate() {
+            columns.push(if self.variant[i] {
+                convert_column(col, self.typed[i].as_ref())?
+            } else {
+                Arc::clone(col)
+            });
+        }
+        Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
+    }
+}
+
+fn convert_column(col: &ArrayRef, typed: Option<&DataType>) -> Result<ArrayRef> {
+    match typed {
+        Some(t) => shred(col, t),
+        None => unshredded(col),
+    }
+}
+
+/// Writes one file under `tmp`; returns the number of rows.
+async fn write_file(
+    mut rx: Receiver<RecordBatch>,
+    store: Arc<dyn ObjectStore>,
+    tmp: Path,
+    plan: FilePlan,
+) -> Result<usize> {
+    let mut sample = Vec::new();
+    let mut sampled = 0;
+    while sampled < plan.shredding.sample_rows.max(1) {
+        match rx.recv().await {
+            Some(b) => {
+                sampled += b.num_rows();
+                sample.push(b);
+            }
+            None => break,
+        }
+    }
+    let columns = FileColumns::choose(&plan, &sample)?;
+    // The Arrow schema stored in the footer is this file's (shredded) schema.
+    let mut parquet_options = plan.parquet_options.clone();
+    if !plan.skip_arrow_metadata {
+        parquet_options.arrow_schema(&columns.schema);
+    }
+    let props: WriterProperties = WriterPropertiesBuilder::try_from(&parquet_options)?.build();
+    let options = ArrowWriterOptions::new()
+        .with_properties(props)
+        .with_skip_arrow_metadata(plan.skip_arrow_metadata);
+    let out = BufWriter::with_capacity(store, tmp, plan.buffer_size);
+    let mut writer =
+        AsyncArrowWriter::try_new_with_options(out, Arc::clone(&columns.schema), options)?;
+    let mut rows = 0;
+    for batch in &sample {
+        rows += batch.num_rows();
+        writer.write(&columns.convert(batch)?).await?;
+    }
+    drop(sample);
+    while let Some(batch) = rx.recv().await {
+        rows += batch.num_rows();
+        writer.write(&columns.convert(&batch)?).await?;
+    }
+    writer.close().await?;
+    Ok(rows)
+}
+
+#[async_trait]
+impl FileSink for VariantParquetSink {
+    fn config(&self) -> &FileSinkConfig {
+        &self.config
+    }
+
+    async fn spawn_writer_tasks_and_join(
+        &self,
+        context: &Arc<TaskContext>,
+        demux_task: SpawnedTask<Result<()>>,
+        mut file_stream_rx: DemuxedStreamReceiver,
+        object_store: Arc<dyn ObjectStore>,
+    ) -> Result<u64> {
+        let plan = FilePlan {
+            schema: get_writer_schema(&self.config),
+            parquet_options: self.parquet_options.clone(),
+            skip_arrow_metadata: self.parquet_options.global.skip_arrow_metadata,
+            mode: self.mode.clone(),
+            shredding: ShreddingOptions {
+                sample_rows: self.options.shredding_sample_rows,
+                min_field_fraction: self.options.shredding_min_field_fraction,
+                max_leaves: self.options.shredding_max_leaves,
+            },
+            buffer_size: context
+                .session_config()
+                .options()
+                .execution
+                .objectstore_writer_buffer_size,
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut files: Vec<(Path, Path)> = Vec::new();
+        while let Some((path, rx)) = file_stream_rx.recv().await {
+            let tmp = temp_path(&path, stamp + files.len() as u128);
+            files.push((path, tmp.clone()));
+            tasks.spawn(write_file(rx, Arc::clone(&object_store), tmp, plan.clone()));
+        }
+        let mut rows = 0usize;
+        let mut failure: Option<DataFusionError> = None;
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(Ok(n)) => rows += n,
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
+                Err(e) => {
+                    failure
+                        .get_or_insert(exec_datafusion_err!("a Parquet writer task failed: {e}"));
+                }
+            }
+        }
+        match demux_task.join_unwind().await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(e) => {
+                failure.get_or_insert(DataFusionError::ExecutionJoin(Box::new(e)));
+            }
+        }
+        if let Some(e) = failure {
+            // All or nothing: no file of a failed statement stays behind.
+            for (_, tmp) in &files {
+                let _ = object_store.delete(tmp).await;
+            }
+            return Err(e);
+        }
+        for (i, (path, tmp)) in files.iter().enumerate() {
+            if let Err(e) = object_store.rename(tmp, path).await {
+                for (_, later) in &files[i..] {
+                    let _ = object_store.delete(later).await;
+                }
+                return Err(e.into());
+            }
+        }
+        Ok(rows as u64)
+    }
+}
+
+#[async_trait]
+impl DataSink for VariantParquetSink {
+    fn schema(&self) -> &SchemaRef {
+        self.config.output_schema()
+    }
+
+    async fn write_all(
+        &self,
+        data: SendableRecordBatchStream,
+        context: &Arc<TaskContext>,
+    ) -> Result<u64> {
+        FileSink::write_all(self, data, context).await
+    }
+}
