@@ -29,6 +29,7 @@
 
 pub mod array;
 pub mod ingest;
+pub mod reader;
 pub mod shredding;
 pub mod sql;
 pub mod udaf;
@@ -104,6 +105,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .with_analyzer_rules(rules)
         .with_type_planner(Arc::new(sql::VariantTypePlanner))
         .with_physical_optimizer_rule(Arc::new(writer::VariantWriteRule))
+        .with_physical_optimizer_rule(Arc::new(reader::VariantAdapterRule))
 }
 
 /// A [`SessionContext`] with DataFusion's defaults plus everything of this crate.

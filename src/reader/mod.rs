@@ -1,0 +1,18 @@
+//! Reading tables whose Parquet files shred a VARIANT column differently.
+//!
+//! A table's VARIANT column has one logical type (the unshredded
+//! `Struct{metadata, value}`), while each file may store it shredded with its own
+//! `typed_value` layout, or not at all. DataFusion's default expression adapter
+//! cannot cast between those structs, so [`VariantAdapterRule`] gives every
+//! Parquet scan a [`VariantExprAdapterFactory`]: per file, a reference to such a
+//! column becomes [`ReassembleVariant`], which rebuilds the binary form from that
+//! file's layout (our spec reconstruction in `array/unshred.rs`).
+//!
+//! ```text
+//! DataSourceExec: file_groups=..., projection=[v]      (per file, in the opener)
+//!   v@0 : Struct{metadata, value}              =>     reassemble_variant(v@0)
+//! ```
+
+mod adapter;
+
+pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
