@@ -246,7 +246,10 @@ fn extract(
     };
     let path_strings = path_column.as_ref().map(|a| a.as_string_view());
     let mut row_path: Vec<PathSegment>;
-    let mut cached: Option<(&[u8], Vec<&str>)> = None;
+    // Rows of one document shape usually carry identical metadata bytes; the
+    // checked dictionary of the previous row is reused when they match.
+    let mut cached_bytes: Option<&[u8]> = None;
+    let mut dict: Vec<&str> = Vec::new();
     for row in 0..rows {
         let path: &[PathSegment] = match scalar_path {
             Some(Some(p)) => p,
@@ -279,29 +282,26 @@ fn extract(
         let malformed = |e: validate::MalformedVariant| {
             datafusion::error::DataFusionError::Execution(format!("{func}: row {}: {e}", row + 1))
         };
-        // Rows of one document shape usually carry identical metadata bytes; the
-        // checked dictionary of the previous row is reused when they match.
-        if cached.as_ref().is_none_or(|(bytes, _)| *bytes != metadata) {
-            cached = Some((
-                metadata,
-                validate::check_metadata(metadata).map_err(malformed)?,
-            ));
+        if cached_bytes != Some(metadata) {
+            validate::check_metadata_into(metadata, &mut dict).map_err(malformed)?;
+            cached_bytes = Some(metadata);
         }
-        let dict = &cached.as_ref().expect("just filled").1;
-        let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
+        let Some(sub) = get_path(&dict, value, path).map_err(malformed)? else {
             out.append_null();
             continue;
         };
-        let len = validate::check_value_with(sub, dict).map_err(malformed)?;
+        let len = validate::check_value_with(sub, &dict).map_err(malformed)?;
         let sub = &sub[..len];
-        let meta = VariantMetadata::new(metadata);
         match &mut out {
             Output::Variant(b) => {
                 b.values.append_value(sub);
                 b.nulls.append_non_null();
             }
             Output::Typed(c) => {
-                let v = Variant::new_with_metadata(meta, sub);
+                if c.try_append_raw(sub) {
+                    continue;
+                }
+                let v = Variant::new_with_metadata(VariantMetadata::new(metadata), sub);
                 if let Err(e) = c.append_variant(&v) {
                     return exec_err!("{func}: row {}: {e}", row + 1);
                 }

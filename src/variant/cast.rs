@@ -299,6 +299,50 @@ impl VariantCaster {
         self.append_valid(v)
     }
 
+    /// Fast path for the commonest extractions: a string value into a STRING
+    /// target, an integer into an integer target that holds it. `value` must be
+    /// bytes checked by [`crate::variant::validate`]. Returns `false` (appending
+    /// nothing) when the general path is needed.
+    #[inline]
+    pub fn try_append_raw(&mut self, value: &[u8]) -> bool {
+        let Some(&header) = value.first() else {
+            return false;
+        };
+        let string = match header & 0x03 {
+            1 => value.get(1..1 + (header >> 2) as usize),
+            0 if header >> 2 == 16 => value
+                .get(1..5)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                .and_then(|len| value.get(5..5 + len)),
+            _ => None,
+        };
+        let int = || -> Option<i64> {
+            Some(match header {
+                0x0C => i64::from(*value.get(1)? as i8),
+                0x10 => i64::from(i16::from_le_bytes(value.get(1..3)?.try_into().ok()?)),
+                0x14 => i64::from(i32::from_le_bytes(value.get(1..5)?.try_into().ok()?)),
+                0x18 => i64::from_le_bytes(value.get(1..9)?.try_into().ok()?),
+                _ => return None,
+            })
+        };
+        match &mut self.builder {
+            Builder::Utf8 { builder, .. } => match string.and_then(|s| std::str::from_utf8(s).ok())
+            {
+                Some(s) => {
+                    builder.append_value(s);
+                    true
+                }
+                None => false,
+            },
+            Builder::Int64(b) => int().map(|v| b.append_value(v)).is_some(),
+            Builder::Int32(b) => int()
+                .and_then(|v| i32::try_from(v).ok())
+                .map(|v| b.append_value(v))
+                .is_some(),
+            _ => false,
+        }
+    }
+
     /// Appends a SQL NULL.
     pub fn append_null(&mut self) {
         match &mut self.builder {

@@ -62,6 +62,18 @@ fn read_uint(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
 /// # Errors
 /// [`MalformedVariant`] when the bytes are not a valid metadata dictionary.
 pub fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
+    let mut strings = Vec::new();
+    check_metadata_into(metadata, &mut strings)?;
+    Ok(strings)
+}
+
+/// Like [`check_metadata`], filling a reused vector (cleared first) instead of
+/// allocating one per row.
+///
+/// # Errors
+/// [`MalformedVariant`] when the bytes are not a valid metadata dictionary.
+pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -> R<()> {
+    strings.clear();
     let header = *metadata.first().ok_or_else(|| bad("empty metadata"))?;
     if header & 0x0f != 1 {
         return Err(bad(format!(
@@ -83,7 +95,7 @@ pub fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
             ))
         })?;
     let data = &metadata[bytes_start..];
-    let mut strings = Vec::with_capacity(size);
+    strings.reserve(size);
     let mut prev = read_uint(metadata, offsets_start, width, "metadata offset")?;
     if prev != 0 {
         return Err(bad("first metadata offset is not 0"));
@@ -110,7 +122,7 @@ pub fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
             }
         }
     }
-    Ok(strings)
+    Ok(())
 }
 
 /// Returns the encoded length of the value starting at `pos`.
