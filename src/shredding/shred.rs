@@ -158,34 +158,16 @@ struct Container<'a> {
 impl<'a> Container<'a> {
     fn new(bytes: &'a [u8]) -> Result<Self> {
         let header = *bytes.first().ok_or_else(|| corrupt("empty value"))?;
-        let is_object = header & 0x03 == 2;
-        let hdr = (header >> 2) as usize;
-        let off_w = (hdr & 0x03) + 1;
-        let (id_w, large) = if is_object {
-            (((hdr >> 2) & 0x03) + 1, hdr & 0x10 != 0)
-        } else {
-            (0, hdr & 0x04 != 0)
-        };
-        let count_w = if large { 4 } else { 1 };
-        let n = read_uint(bytes, 1, count_w)?;
-        let ids_start = 1 + count_w;
-        let offs_start = n
-            .checked_mul(id_w)
-            .and_then(|x| x.checked_add(ids_start))
-            .ok_or_else(|| corrupt("container size"))?;
-        let data_start = n
-            .checked_add(1)
-            .and_then(|x| x.checked_mul(off_w))
-            .and_then(|x| x.checked_add(offs_start))
+        let c = crate::variant::raw::container(bytes, header & 0x03 == 2)
             .ok_or_else(|| corrupt("container size"))?;
         Ok(Self {
             bytes,
-            n,
-            ids_start,
-            id_w,
-            offs_start,
-            off_w,
-            data_start,
+            n: c.n,
+            ids_start: c.ids_start,
+            id_w: c.id_w,
+            offs_start: c.offs_start,
+            off_w: c.off_w,
+            data_start: c.data_start,
         })
     }
 

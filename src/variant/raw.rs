@@ -36,18 +36,21 @@ fn read_uint(bytes: &[u8], pos: usize, width: usize) -> Option<usize> {
     Some(v)
 }
 
-/// The layout of an object or array header.
-struct Container {
-    n: usize,
+/// The layout of an object or array header: where its field ids (objects only),
+/// offsets and values start, and their widths.
+pub(crate) struct Container {
+    pub(crate) n: usize,
     /// Start of the field-id list (objects only).
-    ids_start: usize,
-    id_w: usize,
-    offs_start: usize,
-    off_w: usize,
-    data_start: usize,
+    pub(crate) ids_start: usize,
+    pub(crate) id_w: usize,
+    pub(crate) offs_start: usize,
+    pub(crate) off_w: usize,
+    pub(crate) data_start: usize,
 }
 
-fn container(value: &[u8], is_object: bool) -> Option<Container> {
+/// Parses the header of the object (`is_object`) or array at the start of
+/// `value`; `None` when the header does not fit.
+pub(crate) fn container(value: &[u8], is_object: bool) -> Option<Container> {
     let hdr = (*value.first()? >> 2) as usize;
     let off_w = (hdr & 0x03) + 1;
     let (id_w, large) = if is_object {
@@ -58,8 +61,11 @@ fn container(value: &[u8], is_object: bool) -> Option<Container> {
     let count_w = if large { 4 } else { 1 };
     let n = read_uint(value, 1, count_w)?;
     let ids_start = 1 + count_w;
-    let offs_start = ids_start + n.checked_mul(id_w)?;
-    let data_start = offs_start + (n + 1).checked_mul(off_w)?;
+    let offs_start = n.checked_mul(id_w)?.checked_add(ids_start)?;
+    let data_start = n
+        .checked_add(1)?
+        .checked_mul(off_w)?
+        .checked_add(offs_start)?;
     Some(Container {
         n,
         ids_start,
