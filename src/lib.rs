@@ -88,6 +88,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .extend(
             ingest::table_functions()
                 .into_iter()
+                .chain(reader::table_functions())
                 .map(|f| (f.name().to_string(), f)),
         );
     // `SET variant.shredding = ...` and friends.
@@ -101,6 +102,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         config = config.with_option_extension(writer::VariantOptions::default());
     }
     *builder.config() = Some(config);
+    // Our Parquet format first: the first one registered for an extension wins,
+    // also when `with_default_features` is called after this.
+    let formats = builder.file_formats().get_or_insert_with(Vec::new);
+    formats.retain(|f| f.get_ext() != "parquet");
+    formats.insert(0, Arc::new(reader::VariantParquetFormatFactory::new()));
     builder
         .with_analyzer_rules(rules)
         .with_type_planner(Arc::new(sql::VariantTypePlanner))

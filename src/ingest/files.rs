@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use datafusion::common::{Result, plan_err};
+use datafusion::logical_expr::Expr;
 
 /// One input file and its size in bytes when the query was planned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,6 +172,29 @@ pub fn resolve(function: &str, pattern: &str) -> Result<Vec<InputFile>> {
         return plan_err!("{function}: no file matches '{pattern}'");
     }
     Ok(files)
+}
+
+/// The one string-literal path argument of a table function `name(path)`.
+///
+/// # Errors
+/// A plan error naming `name` for another number of arguments, a NULL, a
+/// non-string or a non-literal argument.
+pub fn path_argument(name: &str, exprs: &[Expr]) -> Result<String> {
+    let [arg] = exprs else {
+        return plan_err!(
+            "{name} expects exactly one argument (a path or glob), got {}",
+            exprs.len()
+        );
+    };
+    match arg {
+        Expr::Literal(value, _) => match value.try_as_str() {
+            Some(Some(s)) => Ok(s.to_string()),
+            Some(None) => plan_err!("{name}: the path must not be NULL"),
+            None if value.is_null() => plan_err!("{name}: the path must not be NULL"),
+            None => plan_err!("{name} expects a string path, got {}", value.data_type()),
+        },
+        other => plan_err!("{name} expects a string literal path, got {other}"),
+    }
 }
 
 #[cfg(test)]

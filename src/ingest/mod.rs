@@ -67,8 +67,7 @@ pub mod split;
 use std::sync::Arc;
 
 use datafusion::catalog::{TableFunction, TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{Result, plan_err};
-use datafusion::logical_expr::Expr;
+use datafusion::common::Result;
 
 pub use exec::{JsonVariantTable, ReadJsonVariantExec, read_json_variant_schema};
 
@@ -115,27 +114,7 @@ impl ReadJsonVariant {
 
 impl TableFunctionImpl for ReadJsonVariant {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let name = self.name();
-        let exprs = args.exprs();
-        let [arg] = exprs else {
-            return plan_err!(
-                "{name} expects exactly one argument (a path or glob), got {}",
-                exprs.len()
-            );
-        };
-        let pattern = match arg {
-            Expr::Literal(value, _) => match value.try_as_str() {
-                Some(Some(s)) => s.to_string(),
-                Some(None) => return plan_err!("{name}: the path must not be NULL"),
-                None if value.is_null() => return plan_err!("{name}: the path must not be NULL"),
-                None => {
-                    return plan_err!("{name} expects a string path, got {}", value.data_type());
-                }
-            },
-            other => {
-                return plan_err!("{name} expects a string literal path, got {other}");
-            }
-        };
+        let pattern = files::path_argument(self.name(), args.exprs())?;
         Ok(Arc::new(self.table(&pattern)?))
     }
 }

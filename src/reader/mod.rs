@@ -14,5 +14,20 @@
 //! ```
 
 mod adapter;
+mod format;
+pub mod inspect;
 
 pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
+pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
+
+use std::sync::Arc;
+
+use datafusion::catalog::TableFunction;
+
+/// The table functions of this module (`variant_shredding_schema`).
+pub fn table_functions() -> Vec<Arc<TableFunction>> {
+    vec![Arc::new(TableFunction::new(
+        inspect::VARIANT_SHREDDING_SCHEMA.to_string(),
+        Arc::new(inspect::VariantShreddingSchema),
+    ))]
+}

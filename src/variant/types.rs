@@ -253,7 +253,7 @@ impl SparkType {
 
 /// Writes a struct field name as Spark does in type names: plain when it is an
 /// identifier, otherwise back-quoted with back quotes doubled.
-fn push_quoted_if_needed(name: &str, out: &mut String) {
+pub(crate) fn push_quoted_if_needed(name: &str, out: &mut String) {
     let plain = !name.is_empty()
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.bytes().all(|b| b.is_ascii_digit());

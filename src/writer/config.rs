@@ -11,12 +11,10 @@ use crate::shredding::shred::typed_value_from_ddl;
 extensions_options! {
     /// Settings under the `variant.` prefix.
     pub struct VariantOptions {
-        /// `auto` infers a shredding schema per output file from its first rows;
-        /// `off` (the default for now) writes Variant columns unshredded. Shredding
-        /// becomes the default once a table whose files are shredded differently can
-        /// be read in one query (DataFusion's default schema adapter cannot yet cast
-        /// one file's shredded struct to the table's VARIANT type).
-        pub shredding: ShreddingSetting, default = ShreddingSetting::Off
+        /// `auto` (the default) infers a shredding schema per output file from its
+        /// first rows, or uses `shredding_schema` when set; `off` writes Variant
+        /// columns unshredded.
+        pub shredding: ShreddingSetting, default = ShreddingSetting::Auto
         /// An explicit shredding schema as a Spark DDL type string (e.g.
         /// `struct<a:bigint,b:string>`), applied to every VARIANT column written
         /// while `shredding` is `auto`; empty means infer.
@@ -38,9 +36,9 @@ impl ConfigExtension for VariantOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ShreddingSetting {
     /// Shred (inferring or with `variant.shredding_schema`).
+    #[default]
     Auto,
     /// Write unshredded.
-    #[default]
     Off,
 }
 

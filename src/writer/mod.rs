@@ -9,6 +9,9 @@
 //! chooses a shredding schema per VARIANT column from them (or takes the explicit
 //! `variant.shredding_schema`), and writes shredded columns with the Parquet VARIANT
 //! logical type. `SET variant.shredding = 'off'` writes unshredded (still annotated).
+//! The same settings can be given per statement, as options of `COPY` or
+//! `CREATE EXTERNAL TABLE` (`OPTIONS ('variant.shredding' 'off')`); they override the
+//! session's for that statement or table only.
 //! Files are written under a temporary name and renamed only when every file of the
 //! statement succeeded, so a failed write leaves no partial file behind.
 //!
@@ -23,4 +26,5 @@ mod sink;
 
 pub use config::{ShreddingMode, ShreddingSchema, ShreddingSetting, VariantOptions};
 pub use rule::VariantWriteRule;
+pub(crate) use rule::variant_sink_exec;
 pub use sink::VariantParquetSink;

@@ -31,28 +31,14 @@ impl PhysicalOptimizerRule for VariantWriteRule {
             .get::<VariantOptions>()
             .cloned()
             .unwrap_or_default();
-        let mode = options.mode();
         plan.transform_up(|node| {
             let Some(exec) = (node.as_ref() as &dyn Any).downcast_ref::<DataSinkExec>() else {
                 return Ok(Transformed::no(node));
             };
-            let Some(sink) = (exec.sink() as &dyn Any).downcast_ref::<ParquetSink>() else {
-                return Ok(Transformed::no(node));
-            };
-            if variant_columns(sink.config().output_schema()).is_empty() {
-                return Ok(Transformed::no(node));
-            }
-            let ours = VariantParquetSink::new(
-                sink.config().clone(),
-                sink.parquet_options().clone(),
-                mode.clone(),
-                options.clone(),
-            );
-            Ok(Transformed::yes(Arc::new(DataSinkExec::new(
-                Arc::clone(exec.input()),
-                Arc::new(ours),
-                exec.sort_order().clone(),
-            )) as Arc<dyn ExecutionPlan>))
+            Ok(match variant_sink_exec(exec, &options) {
+                Some(ours) => Transformed::yes(ours),
+                None => Transformed::no(node),
+            })
         })
         .map(|t| t.data)
     }
@@ -64,4 +50,27 @@ impl PhysicalOptimizerRule for VariantWriteRule {
     fn schema_check(&self) -> bool {
         true
     }
+}
+
+/// `exec` writing through a [`VariantParquetSink`] with `options`, when it writes
+/// Parquet (DataFusion's `ParquetSink`) with top-level VARIANT columns.
+pub(crate) fn variant_sink_exec(
+    exec: &DataSinkExec,
+    options: &VariantOptions,
+) -> Option<Arc<dyn ExecutionPlan>> {
+    let sink = (exec.sink() as &dyn Any).downcast_ref::<ParquetSink>()?;
+    if variant_columns(sink.config().output_schema()).is_empty() {
+        return None;
+    }
+    let ours = VariantParquetSink::new(
+        sink.config().clone(),
+        sink.parquet_options().clone(),
+        options.mode(),
+        options.clone(),
+    );
+    Some(Arc::new(DataSinkExec::new(
+        Arc::clone(exec.input()),
+        Arc::new(ours),
+        exec.sort_order().clone(),
+    )))
 }
