@@ -28,6 +28,7 @@
 //! ```
 
 pub mod array;
+pub mod demo;
 pub mod ingest;
 pub mod reader;
 pub mod shredding;

@@ -1,0 +1,14 @@
+//! Deterministic demo and benchmark data.
+//!
+//! [`bluesky`] generates JSONBench-shaped Bluesky events (a byte-exact port of
+//! `../shared/bench/bluesky_gen.py`), used by the CLI's `--demo`, the benchmarks
+//! and the ingest measurements.
+//!
+//! ```
+//! let mut out = Vec::new();
+//! let bytes = df_variant::demo::bluesky::write_ndjson(3, 1, &mut out).unwrap();
+//! assert_eq!(bytes as usize, out.len());
+//! assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 3);
+//! ```
+
+pub mod bluesky;
