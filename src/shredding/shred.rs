@@ -392,8 +392,9 @@ impl Stats {
         }
     }
 
-    /// The one kind of the non-null values seen here, as a typed shape; `None` when
-    /// there were none or they disagree.
+    /// The typed shape of the kind most non-null values seen here have, when it
+    /// is a strict majority; `None` when there were none, or no kind has more
+    /// than half of them (the others stay in `value`).
     fn infer(&self, options: &ShreddingOptions) -> Option<Node> {
         let kinds = [
             self.bools,
@@ -412,72 +413,74 @@ impl Stats {
             self.objects,
             self.arrays,
         ];
-        if kinds.iter().filter(|&&k| k > 0).count() != 1 || self.others > 0 {
+        let total: usize = kinds.iter().sum();
+        let (kind, &count) = kinds
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (**c, usize::MAX - i))?;
+        if count == 0 || count * 2 <= total {
             return None;
         }
         let prim = |t: DataType| Some(Node::Prim(t));
-        if self.bools > 0 {
-            prim(DataType::Boolean)
-        } else if self.decimals > 0 {
-            let scale = self.scale;
-            let needed = (self.int_digits + scale as u32).max(1);
-            let precision = match needed {
-                0..=9 => 9,
-                10..=18 => 18,
-                19..=38 => 38,
-                _ => return None,
-            };
-            prim(DataType::Decimal128(precision, scale as i8))
-        } else if self.ints > 0 {
-            let (lo, hi) = (self.int_min, self.int_max);
-            let fits = |min: i64, max: i64| lo >= min && hi <= max;
-            prim(if fits(i8::MIN as i64, i8::MAX as i64) {
-                DataType::Int8
-            } else if fits(i16::MIN as i64, i16::MAX as i64) {
-                DataType::Int16
-            } else if fits(i32::MIN as i64, i32::MAX as i64) {
-                DataType::Int32
-            } else {
-                DataType::Int64
-            })
-        } else if self.floats > 0 {
-            prim(DataType::Float32)
-        } else if self.doubles > 0 {
-            prim(DataType::Float64)
-        } else if self.strings > 0 {
-            prim(DataType::Utf8)
-        } else if self.binaries > 0 {
-            prim(DataType::Binary)
-        } else if self.dates > 0 {
-            prim(DataType::Date32)
-        } else if self.times > 0 {
-            prim(DataType::Time64(TimeUnit::Microsecond))
-        } else if self.ts > 0 {
-            prim(DataType::Timestamp(
+        match kind {
+            0 => prim(DataType::Boolean),
+            1 if self.decimals > 0 => {
+                let scale = self.scale;
+                let needed = (self.int_digits + scale as u32).max(1);
+                let precision = match needed {
+                    0..=9 => 9,
+                    10..=18 => 18,
+                    19..=38 => 38,
+                    _ => return None,
+                };
+                prim(DataType::Decimal128(precision, scale as i8))
+            }
+            1 => {
+                let (lo, hi) = (self.int_min, self.int_max);
+                let fits = |min: i64, max: i64| lo >= min && hi <= max;
+                prim(if fits(i8::MIN as i64, i8::MAX as i64) {
+                    DataType::Int8
+                } else if fits(i16::MIN as i64, i16::MAX as i64) {
+                    DataType::Int16
+                } else if fits(i32::MIN as i64, i32::MAX as i64) {
+                    DataType::Int32
+                } else {
+                    DataType::Int64
+                })
+            }
+            2 => prim(DataType::Float32),
+            3 => prim(DataType::Float64),
+            4 => prim(DataType::Utf8),
+            5 => prim(DataType::Binary),
+            6 => prim(DataType::Date32),
+            7 => prim(DataType::Time64(TimeUnit::Microsecond)),
+            8 => prim(DataType::Timestamp(
                 TimeUnit::Microsecond,
                 Some("UTC".into()),
-            ))
-        } else if self.ts_ntz > 0 {
-            prim(DataType::Timestamp(TimeUnit::Microsecond, None))
-        } else if self.ts_nanos > 0 {
-            prim(DataType::Timestamp(
+            )),
+            9 => prim(DataType::Timestamp(TimeUnit::Microsecond, None)),
+            10 => prim(DataType::Timestamp(
                 TimeUnit::Nanosecond,
                 Some("UTC".into()),
-            ))
-        } else if self.ts_ntz_nanos > 0 {
-            prim(DataType::Timestamp(TimeUnit::Nanosecond, None))
-        } else if self.objects > 0 {
-            let threshold = options.min_field_fraction * self.objects as f64;
-            let fields: Vec<(String, usize, Node)> = self
-                .fields
-                .iter()
-                .filter(|(_, f)| f.present > 0 && f.present as f64 >= threshold)
-                .filter_map(|(name, f)| Some((name.clone(), f.present, f.stats.infer(options)?)))
-                .collect();
-            (!fields.is_empty()).then_some(Node::Struct(fields))
-        } else {
-            let element = self.elements.as_ref()?.infer(options)?;
-            Some(Node::List(Box::new(element)))
+            )),
+            11 => prim(DataType::Timestamp(TimeUnit::Nanosecond, None)),
+            12 => None,
+            13 => {
+                let threshold = options.min_field_fraction * self.objects as f64;
+                let fields: Vec<(String, usize, Node)> = self
+                    .fields
+                    .iter()
+                    .filter(|(_, f)| f.present > 0 && f.present as f64 >= threshold)
+                    .filter_map(|(name, f)| {
+                        Some((name.clone(), f.present, f.stats.infer(options)?))
+                    })
+                    .collect();
+                (!fields.is_empty()).then_some(Node::Struct(fields))
+            }
+            _ => {
+                let element = self.elements.as_ref()?.infer(options)?;
+                Some(Node::List(Box::new(element)))
+            }
         }
     }
 }
@@ -589,11 +592,11 @@ fn limit_leaves(node: &mut Node, max_leaves: usize) {
 /// Infers the `typed_value` Arrow type (the typed shape, see the module docs) for a
 /// Variant column from its first `options.sample_rows` rows. `None`: shred nothing.
 ///
-/// SQL NULLs and Variant nulls are ignored. When the remaining values' kinds disagree
-/// (objects mixed with arrays or scalars, or scalars of different kinds) nothing is
-/// shredded. Object fields shred when they appear in at least
-/// `min_field_fraction` of the sampled objects at their level and their non-null
-/// values have one kind; fields with mixed kinds stay in `value`. Integers get the
+/// SQL NULLs and Variant nulls are ignored. Of the remaining values, the kind that
+/// more than half of them have (objects, arrays, or one scalar kind) is shredded;
+/// the other values of that place stay in `value` when written, and with no such
+/// majority nothing is shredded there. Object fields shred when they appear in at
+/// least `min_field_fraction` of the sampled objects at their level. Integers get the
 /// narrowest of Int8/16/32/64 holding every sampled value; decimals (and integers
 /// mixed with them) get `Decimal128(p, s)` with the largest sampled scale and `p`
 /// widened to 9, 18 or 38 (the same Parquet storage, INT32/INT64/bytes, as the
@@ -1489,6 +1492,23 @@ mod tests {
             infer(&[r#"{"a":1,"b":1}"#, r#"{"a":2e0,"b":2}"#]),
             Some(st(vec![f("b", DataType::Int8)]))
         );
+    }
+
+    #[test]
+    fn a_strict_majority_kind_shreds_and_the_rest_stays_in_value() {
+        let docs = [r#"{"a":1}"#, r#"{"a":"x"}"#, r#"{"a":300}"#, r#"{"a":null}"#];
+        let expected = st(vec![f("a", DataType::Int16)]);
+        assert_eq!(infer(&docs), Some(expected.clone()));
+        let c = col(&docs);
+        assert_eq!(jsons(&shred(&c, &expected).unwrap()), jsons(&c));
+        // Objects beat the strings of the same path (JSONBench's `subject`).
+        assert_eq!(
+            infer(&[r#"{"s":{"u":"a"}}"#, r#"{"s":{"u":"b"}}"#, r#"{"s":"did"}"#]),
+            Some(st(vec![f("s", st(vec![f("u", DataType::Utf8)]))]))
+        );
+        // A tie is no majority.
+        assert_eq!(infer(&["1", r#""x""#]), None);
+        assert_eq!(infer(&["1", "2", r#""x""#, "[1]", "true"]), None);
     }
 
     #[test]
