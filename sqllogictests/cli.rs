@@ -1,0 +1,175 @@
+//! The `df-variant` binary as a user runs it: `-c`, `-f`, output formats, piped
+//! shell input ending with EOF (Ctrl-D), one-line errors with a non-zero exit
+//! code, and the demo.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn cli(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_df-variant"))
+        .args(args)
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start df-variant");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input); // EOF, like Ctrl-D
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+#[test]
+fn commands_print_variants_as_json_in_every_format() {
+    let sql = r#"SELECT parse_json('{"b": [1, 2.50], "a": "x"}') AS v, 7 AS n"#;
+    let out = cli(
+        &[
+            "-q",
+            "--format",
+            "ndjson",
+            "-c",
+            sql,
+            "-c",
+            "SELECT 'two' AS s",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"v\":{\"a\":\"x\",\"b\":[1,2.5]},\"n\":7}\n{\"s\":\"two\"}\n"
+    );
+    assert_eq!(text(&out.stderr), "");
+
+    let out = cli(&["-q", "--format", "csv", "-c", sql], None);
+    assert_eq!(
+        text(&out.stdout),
+        "v,n\n\"{\"\"a\"\":\"\"x\"\",\"\"b\"\":[1,2.5]}\",7\n"
+    );
+
+    let out = cli(&["--format", "json", "-c", sql], None);
+    assert_eq!(
+        text(&out.stdout),
+        "[{\"v\":{\"a\":\"x\",\"b\":[1,2.5]},\"n\":7}]\n"
+    );
+    assert!(
+        text(&out.stderr).starts_with("1 row in "),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = cli(&["-c", sql], None);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains(r#"| {"a":"x","b":[1,2.5]} | 7 |"#),
+        "{table}"
+    );
+}
+
+#[test]
+fn errors_are_one_line_with_a_failing_exit_code() {
+    let out = cli(
+        &["-c", "SELECT variant_get(parse_json('1'), '$.a[', 'int')"],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("Error: ") && err.contains("INVALID_VARIANT_GET_PATH"),
+        "{err}"
+    );
+
+    // A run-time data error names the row.
+    let out = cli(
+        &[
+            "-c",
+            "SELECT variant_get(parse_json(j), '$', 'int') FROM (VALUES ('1'), ('\"x\"')) t(j)",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("INVALID_VARIANT_CAST"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The second statement of a script fails; the first ran.
+    let out = cli(
+        &["-q", "--format", "csv", "-c", "SELECT 1 AS a; SELECT nope"],
+        None,
+    );
+    assert!(!out.status.success());
+    assert_eq!(text(&out.stdout), "a\n1\n");
+    assert!(
+        text(&out.stderr).starts_with("Error (-c, statement 2): "),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = cli(&["-f", "/no/such/file.sql"], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("cannot read /no/such/file.sql"));
+}
+
+#[test]
+fn files_run_in_order_after_commands() {
+    let path = std::env::temp_dir().join(format!("df_variant_cli_{}.sql", std::process::id()));
+    std::fs::write(
+        &path,
+        "CREATE TABLE t AS SELECT parse_json('{\"k\": 1}') AS v;\n-- a comment\nSELECT to_json(v) AS j FROM t;\n",
+    )
+    .unwrap();
+    let out = cli(
+        &[
+            "-q",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT 0 AS first",
+            "-f",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    std::fs::remove_file(&path).unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "first\n0\nj\n\"{\"\"k\"\":1}\"\n");
+}
+
+#[test]
+fn piped_shell_runs_multi_line_statements_and_survives_errors() {
+    let input = "SELECT 1 AS a,\n  2 AS b;\nSELECT nope;\n\\?\nSELECT 'after' AS c;\n";
+    let out = cli(&["-q", "--format", "csv"], Some(input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("a,b\n1,2\n"), "{stdout}");
+    assert!(stdout.contains("Statements end with ';'"), "{stdout}");
+    assert!(stdout.contains("c\nafter\n"), "{stdout}");
+    assert!(text(&out.stderr).contains("Error: Schema error: No field named nope"));
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let out = cli(&["--demo", "--demo-rows", "3000"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "== Ingest",
+        "| 3000  |",
+        "STRUCT<commit: STRUCT<",
+        "app.bsky.feed.like",
+        "OBJECT<cid: STRING, uri: STRING>",
+        "physical_plan",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
+    }
+}

@@ -1,0 +1,170 @@
+//! Running statements: splitting scripts, planning, executing with a progress
+//! spinner on a terminal, printing results and timings, one-line errors.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use datafusion::common::{DataFusionError, Result};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParserBuilder, Statement};
+use datafusion::sql::sqlparser::dialect::dialect_from_str;
+use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use df_variant::variant::tz::SessionTz;
+
+use super::{Args, Format, print};
+
+/// A session of the CLI: the context plus output settings.
+pub struct Session {
+    ctx: SessionContext,
+    format: Format,
+    quiet: bool,
+    maxrows: usize,
+    /// Spinners only when stderr is a terminal (none when piped).
+    progress: bool,
+}
+
+/// One line for an error: DataFusion's message without backtraces and context
+/// wrappers that add nothing for a user.
+pub fn one_line(e: &DataFusionError) -> String {
+    let text = e.strip_backtrace();
+    let text = text.trim();
+    // Keep multi-line messages on one line.
+    text.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+}
+
+impl Session {
+    /// A session with everything of df-variant registered.
+    pub fn new(args: &Args) -> Self {
+        let mut config = SessionConfig::new().with_information_schema(true);
+        if let Some(p) = args.partitions {
+            config = config.with_target_partitions(p.max(1));
+        }
+        Self {
+            ctx: df_variant::variant_context_with_config(config),
+            format: args.format,
+            quiet: args.quiet,
+            maxrows: args.maxrows,
+            progress: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Splits `sql` into statements.
+    pub fn parse(&self, sql: &str) -> Result<Vec<Statement>> {
+        let state = self.ctx.state();
+        let dialect_name = state.config().options().sql_parser.dialect.to_string();
+        let dialect = dialect_from_str(&dialect_name).ok_or_else(|| {
+            DataFusionError::Plan(format!("unsupported SQL dialect {dialect_name}"))
+        })?;
+        Ok(DFParserBuilder::new(sql)
+            .with_dialect(dialect.as_ref())
+            .build()?
+            .parse_statements()?
+            .into_iter()
+            .collect())
+    }
+
+    /// Runs every statement of a script, stopping at the first error (printed as
+    /// one line naming `origin` and the statement number). `false` on error.
+    pub async fn run_script(&self, sql: &str, origin: &str) -> bool {
+        let statements = match self.parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("Error ({origin}): {}", one_line(&e));
+                return false;
+            }
+        };
+        let many = statements.len() > 1;
+        for (i, statement) in statements.into_iter().enumerate() {
+            if let Err(e) = self.run_statement(statement).await {
+                if many {
+                    eprintln!("Error ({origin}, statement {}): {}", i + 1, one_line(&e));
+                } else {
+                    eprintln!("Error: {}", one_line(&e));
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Plans one statement.
+    pub async fn plan(&self, statement: Statement) -> Result<LogicalPlan> {
+        self.ctx.state().statement_to_plan(statement).await
+    }
+
+    /// Plans, runs and prints one statement.
+    pub async fn run_statement(&self, statement: Statement) -> Result<()> {
+        let started = Instant::now();
+        let spinner = self.spinner(&statement.to_string());
+        let result = self.execute(statement, spinner.as_ref()).await;
+        if let Some(s) = &spinner {
+            s.finish_and_clear();
+        }
+        let (schema, batches) = result?;
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let tz = self.session_tz()?;
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        if !schema.fields().is_empty() {
+            print::print(&mut out, self.format, &schema, &batches, self.maxrows, &tz)?;
+        }
+        if !self.quiet {
+            let elapsed = started.elapsed().as_secs_f64();
+            let noun = if rows == 1 { "row" } else { "rows" };
+            eprintln!("{rows} {noun} in {elapsed:.3} s");
+        }
+        Ok(())
+    }
+
+    async fn execute(
+        &self,
+        statement: Statement,
+        spinner: Option<&ProgressBar>,
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<arrow::array::RecordBatch>)> {
+        let plan = self.plan(statement).await?;
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let schema = df.schema().inner().clone();
+        let mut stream = df.execute_stream().await?;
+        let mut batches = Vec::new();
+        let mut rows = 0usize;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            rows += batch.num_rows();
+            if let Some(s) = spinner {
+                s.set_message(format!("{rows} rows"));
+            }
+            batches.push(batch);
+        }
+        Ok((schema, batches))
+    }
+
+    fn spinner(&self, sql: &str) -> Option<ProgressBar> {
+        if !self.progress {
+            return None;
+        }
+        let bar = ProgressBar::new_spinner();
+        let label: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        let label = if label.chars().count() > 50 {
+            format!("{}…", label.chars().take(50).collect::<String>())
+        } else {
+            label
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {prefix} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(label);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Some(bar)
+    }
+
+    fn session_tz(&self) -> Result<SessionTz> {
+        match &self.ctx.state().config().options().execution.time_zone {
+            None => Ok(SessionTz::utc()),
+            Some(tz) => SessionTz::parse(tz).map_err(DataFusionError::Execution),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The command line: arguments, statement execution, output, the shell and the demo.
+
+mod demo;
+mod exec;
+mod print;
+mod shell;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+pub use exec::Session;
+
+/// Output formats of query results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON array of row objects.
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// SQL over semi-structured data with DataFusion and the Variant type.
+///
+/// With no -c, -f or --demo, starts an interactive shell (statements end with
+/// `;`; `\q` or Ctrl-D quits).
+#[derive(Debug, Parser)]
+#[command(name = "df-variant", version, about)]
+pub struct Args {
+    /// Run this SQL (one or more statements); repeatable, run in order.
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    pub commands: Vec<String>,
+
+    /// Run the SQL statements of this file; repeatable, run in order after -c.
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+
+    /// Output format of query results.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Do not print timings and row counts (they go to stderr).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// At most this many rows printed per result in table format (0 = all).
+    #[arg(long, default_value_t = 40, value_name = "N")]
+    pub maxrows: usize,
+
+    /// Generate demo events, ingest them into shredded Parquet and run showcase
+    /// queries with their plans.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Number of demo events.
+    #[arg(long, default_value_t = 100_000, value_name = "N", requires = "demo")]
+    pub demo_rows: u64,
+
+    /// Keep the demo files in this directory (default: a temporary one, removed).
+    #[arg(long, value_name = "DIR", requires = "demo")]
+    pub demo_dir: Option<PathBuf>,
+
+    /// Target partitions (threads per query); default: the number of cores.
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<usize>,
+}
+
+/// Runs the command line; the exit code is non-zero when a statement of -c / -f
+/// or the demo failed.
+pub async fn run(args: Args) -> ExitCode {
+    let session = Session::new(&args);
+    if args.demo {
+        return demo::run(&session, &args).await;
+    }
+    if args.commands.is_empty() && args.files.is_empty() {
+        return shell::run(&session).await;
+    }
+    for sql in &args.commands {
+        if !session.run_script(sql, "-c").await {
+            return ExitCode::FAILURE;
+        }
+    }
+    for path in &args.files {
+        let sql = match std::fs::read_to_string(path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("Error: cannot read {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        };
+        if !session.run_script(&sql, &path.display().to_string()).await {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
