@@ -1496,7 +1496,12 @@ mod tests {
 
     #[test]
     fn a_strict_majority_kind_shreds_and_the_rest_stays_in_value() {
-        let docs = [r#"{"a":1}"#, r#"{"a":"x"}"#, r#"{"a":300}"#, r#"{"a":null}"#];
+        let docs = [
+            r#"{"a":1}"#,
+            r#"{"a":"x"}"#,
+            r#"{"a":300}"#,
+            r#"{"a":null}"#,
+        ];
         let expected = st(vec![f("a", DataType::Int16)]);
         assert_eq!(infer(&docs), Some(expected.clone()));
         let c = col(&docs);
