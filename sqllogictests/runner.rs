@@ -112,13 +112,27 @@ impl AsyncDB for VariantDb {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| DbError(e.to_string()))?;
             for row in 0..batch.num_rows() {
-                rows.push(
-                    formatters
-                        .iter()
-                        .zip(batch.columns())
-                        .map(|(f, c)| format_cell(f, c, row))
-                        .collect(),
-                );
+                let cells: Vec<String> = formatters
+                    .iter()
+                    .zip(batch.columns())
+                    .map(|(f, c)| format_cell(f, c, row))
+                    .collect();
+                // Multi-line cells (EXPLAIN plans) continue on rows of their own,
+                // so a test lists one plan line per line.
+                let lines: Vec<Vec<&str>> = cells.iter().map(|c| c.lines().collect()).collect();
+                let height = lines.iter().map(Vec::len).max().unwrap_or(1).max(1);
+                if height == 1 {
+                    rows.push(cells);
+                    continue;
+                }
+                for k in 0..height {
+                    let parts: Vec<&str> = lines.iter().filter_map(|l| l.get(k).copied()).collect();
+                    if k == 0 {
+                        rows.push(parts.iter().map(|p| p.to_string()).collect());
+                    } else {
+                        rows.push(vec![parts.join(" ")]);
+                    }
+                }
             }
         }
         Ok(DBOutput::Rows { types, rows })

@@ -103,6 +103,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         config = config.with_option_extension(writer::VariantOptions::default());
     }
     *builder.config() = Some(config);
+    // `v:a.b`, `v['a'][0]`, `v.a.b` before DataFusion's own field access.
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(sql::VariantExprPlanner));
     // Our Parquet format first: the first one registered for an extension wins,
     // also when `with_default_features` is called after this.
     let formats = builder.file_formats().get_or_insert_with(Vec::new);

@@ -3,6 +3,7 @@
 //! ```text
 //! CAST(v AS INT)          =>  variant_get(v, '$', 'int')
 //! TRY_CAST(v AS INT)      =>  try_variant_get(v, '$', 'int')
+//! CAST(variant_get(v, '$.a') AS INT)  =>  variant_get(v, '$.a', 'int')
 //! CAST(x AS VARIANT)      =>  cast_to_variant(x)
 //! CAST(v AS VARIANT)      =>  v
 //! ```
@@ -88,7 +89,21 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     } else {
         variant_get_udf()
     };
-    let call = udf.call(vec![inner.as_ref().clone(), lit("$"), lit(spark.clone())]);
+    // `CAST(variant_get(x, p) AS t)` (e.g. from `x:a.b::t`) is one extraction.
+    let call = match inner.as_ref() {
+        Expr::ScalarFunction(f)
+            if f.func.name() == "variant_get"
+                && f.args.len() == 2
+                && matches!(f.args[1], Expr::Literal(..)) =>
+        {
+            udf.call(vec![
+                f.args[0].clone(),
+                f.args[1].clone(),
+                lit(spark.clone()),
+            ])
+        }
+        _ => udf.call(vec![inner.as_ref().clone(), lit("$"), lit(spark.clone())]),
+    };
     let produced = crate::variant::types::SparkType::parse(&spark)
         .map(|t| t.to_arrow())
         .ok();

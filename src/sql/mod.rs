@@ -3,9 +3,11 @@
 
 mod casts;
 mod checks;
+pub mod path_syntax;
 
 pub use casts::VariantCastRewrite;
 pub use checks::VariantOperationCheck;
+pub use path_syntax::VariantExprPlanner;
 
 use arrow::datatypes::FieldRef;
 use datafusion::common::Result;

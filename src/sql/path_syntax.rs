@@ -1,0 +1,287 @@
+//! Databricks/Snowflake-style path syntax on VARIANT values (and JSON strings),
+//! planned into the same `variant_get` calls users could write by hand, so the
+//! optimizer sees one extraction per path:
+//!
+//! ```text
+//! v:a.b                      =>  variant_get(v, '$.a.b')
+//! v:a['key with space'][0]   =>  variant_get(v, '$.a.key with space[0]')
+//! v:a.b::bigint              =>  variant_get(v, '$.a.b', 'bigint')
+//! TRY_CAST(v:a AS int)       =>  try_variant_get(v, '$.a', 'int')
+//! v['a']['b'], v['a'][0]     =>  variant_get(v, '$.a.b'), variant_get(v, '$.a[0]')
+//! v.a.b  (v a VARIANT column) =>  variant_get(v, '$.a.b')
+//! s:a    (s a JSON string)   =>  variant_get(parse_json(s), '$.a')
+//! ```
+//!
+//! Keys are case-sensitive. The result is VARIANT unless cast; casts follow
+//! Spark's cast matrix (`variant_get`), `TRY_CAST` gives NULL instead of an error.
+
+use arrow::datatypes::{DataType, Field};
+use datafusion::common::{
+    DFSchema, Result, ScalarValue, TableReference, plan_datafusion_err, plan_err,
+};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::planner::{
+    ExprPlanner, PlannerResult, RawBinaryExpr, RawFieldAccessExpr,
+};
+use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, col, lit};
+use datafusion::sql::sqlparser::ast::BinaryOperator;
+
+use crate::array::is_variant_type;
+use crate::udf::{parse_json_udf, variant_get_udf};
+use crate::variant::path::{PathSegment, parse_path, path_to_string};
+
+/// The [`ExprPlanner`] described in the module docs; registered by
+/// [`crate::with_variant`] ahead of DataFusion's planners.
+#[derive(Debug, Default)]
+pub struct VariantExprPlanner;
+
+/// `(value, path segments)` of a `variant_get(value, '<literal path>')` call with
+/// VARIANT output, so that chained accesses fold into one path.
+fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
+    let Expr::ScalarFunction(ScalarFunction { func, args }) = expr else {
+        return None;
+    };
+    if func.name() != "variant_get" || args.len() != 2 {
+        return None;
+    }
+    let Expr::Literal(ScalarValue::Utf8(Some(path)), _) = &args[1] else {
+        return None;
+    };
+    Some((&args[0], parse_path(path).ok()?))
+}
+
+/// `variant_get(base, path)` where `base` is a VARIANT expression, extending the
+/// path of `base` when it is itself such an extraction.
+fn extract(base: Expr, mut segments: Vec<PathSegment>) -> Expr {
+    if let Some((inner, mut prefix)) = as_extraction(&base) {
+        prefix.append(&mut segments);
+        return variant_get_udf().call(vec![inner.clone(), lit(path_to_string(&prefix))]);
+    }
+    variant_get_udf().call(vec![base, lit(path_to_string(&segments))])
+}
+
+fn is_string(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    )
+}
+
+/// Parses the path text DataFusion passes for `value:path` (sqlparser's display
+/// of the path without its leading `:`): `a.b`, `"a b".c`, `a['k'][0]`, `[0]`.
+///
+/// # Errors
+/// A plan error naming the path for anything else (e.g. a computed subscript).
+pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
+    let bad = |why: &str| {
+        plan_datafusion_err!(
+            "invalid variant path ':{text}': {why} (use variant_get for computed paths)"
+        )
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut segments = Vec::new();
+    let mut i = 0;
+    let mut expect_key = true;
+    while i < chars.len() {
+        match chars[i] {
+            '.' if !expect_key => {
+                i += 1;
+                expect_key = true;
+                continue;
+            }
+            '[' => {
+                let close = find_bracket_end(&chars, i + 1).ok_or_else(|| bad("unclosed ["))?;
+                let inner: String = chars[i + 1..close].iter().collect();
+                let inner = inner.trim();
+                if let Some(q) = inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+                    segments.push(PathSegment::Key(q.replace("''", "'")));
+                } else if let Some(q) = inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                    segments.push(PathSegment::Key(q.replace("\"\"", "\"")));
+                } else if let Ok(n) = inner.parse::<usize>() {
+                    segments.push(PathSegment::Index(n));
+                } else {
+                    return Err(bad(&format!("unsupported subscript [{inner}]")));
+                }
+                i = close + 1;
+                expect_key = false;
+                continue;
+            }
+            _ if !expect_key => return Err(bad(&format!("unexpected '{}'", chars[i]))),
+            '"' | '`' => {
+                let quote = chars[i];
+                let mut key = String::new();
+                let mut j = i + 1;
+                loop {
+                    match chars.get(j) {
+                        None => return Err(bad("unclosed quoted key")),
+                        Some(&c) if c == quote && chars.get(j + 1) == Some(&quote) => {
+                            key.push(c);
+                            j += 2;
+                        }
+                        Some(&c) if c == quote => break,
+                        Some(&c) => {
+                            key.push(c);
+                            j += 1;
+                        }
+                    }
+                }
+                segments.push(PathSegment::Key(key));
+                i = j + 1;
+            }
+            _ => {
+                let start = i;
+                while i < chars.len() && chars[i] != '.' && chars[i] != '[' {
+                    i += 1;
+                }
+                let key: String = chars[start..i].iter().collect();
+                if key.is_empty() {
+                    return Err(bad("empty key"));
+                }
+                segments.push(PathSegment::Key(key));
+            }
+        }
+        expect_key = false;
+    }
+    if segments.is_empty() || expect_key && text.ends_with('.') {
+        return Err(bad("empty path"));
+    }
+    Ok(segments)
+}
+
+/// The index of the `]` closing a subscript whose content starts at `from`,
+/// skipping quoted strings.
+fn find_bracket_end(chars: &[char], from: usize) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    for (j, &c) in chars.iter().enumerate().skip(from) {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == ']' => return Some(j),
+            None => {}
+        }
+    }
+    None
+}
+
+impl ExprPlanner for VariantExprPlanner {
+    fn plan_binary_op(
+        &self,
+        expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawBinaryExpr>> {
+        if !matches!(&expr.op, BinaryOperator::Custom(op) if op == ":") {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let Expr::Literal(ScalarValue::Utf8(Some(path)), _) = &expr.right else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        let segments = parse_colon_path(path)?;
+        let base_type = expr.left.get_type(schema)?;
+        let base = if is_variant_type(&base_type) {
+            expr.left
+        } else if is_string(&base_type) {
+            parse_json_udf().call(vec![expr.left])
+        } else {
+            return plan_err!(
+                "the path access ':{path}' needs a VARIANT or a JSON string, got {base_type}"
+            );
+        };
+        Ok(PlannerResult::Planned(extract(base, segments)))
+    }
+
+    fn plan_field_access(
+        &self,
+        expr: RawFieldAccessExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawFieldAccessExpr>> {
+        let Ok(base_type) = expr.expr.get_type(schema) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        if !is_variant_type(&base_type) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let segment = match &expr.field_access {
+            GetFieldAccess::NamedStructField { name } => match name.try_as_str() {
+                Some(Some(key)) => PathSegment::Key(key.to_string()),
+                _ => return plan_err!("a VARIANT field name must be a string literal, got {name}"),
+            },
+            GetFieldAccess::ListIndex { key } => match key.as_ref() {
+                Expr::Literal(v, _) => match v.clone().cast_to(&DataType::Int64) {
+                    Ok(ScalarValue::Int64(Some(i))) if i >= 0 => PathSegment::Index(i as usize),
+                    _ => match v.try_as_str() {
+                        Some(Some(k)) => PathSegment::Key(k.to_string()),
+                        _ => {
+                            return plan_err!(
+                                "a VARIANT subscript must be a non-negative integer or a string literal, got {v}"
+                            );
+                        }
+                    },
+                },
+                other => {
+                    return plan_err!(
+                        "a VARIANT subscript must be a literal, got {other}; use variant_get with a computed path"
+                    );
+                }
+            },
+            GetFieldAccess::ListRange { .. } => {
+                return plan_err!("slices of VARIANT arrays are not supported");
+            }
+        };
+        Ok(PlannerResult::Planned(extract(expr.expr, vec![segment])))
+    }
+
+    fn plan_compound_identifier(
+        &self,
+        field: &Field,
+        qualifier: Option<&TableReference>,
+        nested_names: &[String],
+    ) -> Result<PlannerResult<Vec<Expr>>> {
+        if !is_variant_type(field.data_type()) {
+            return Ok(PlannerResult::Original(vec![]));
+        }
+        let column = match qualifier {
+            Some(q) => Expr::Column(datafusion::common::Column::new(
+                Some(q.clone()),
+                field.name(),
+            )),
+            None => col(datafusion::common::Column::new_unqualified(field.name())),
+        };
+        let segments = nested_names
+            .iter()
+            .map(|n| PathSegment::Key(n.clone()))
+            .collect();
+        Ok(PlannerResult::Planned(extract(column, segments)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(text: &str) -> String {
+        path_to_string(&parse_colon_path(text).unwrap())
+    }
+
+    #[test]
+    fn colon_paths_become_spark_paths() {
+        assert_eq!(path("a"), "$.a");
+        assert_eq!(path("a.b"), "$.a.b");
+        // Spark's dotted keys run to the next '.' or '[', spaces included.
+        assert_eq!(path("a['key with space'][0]"), "$.a.key with space[0]");
+        assert_eq!(path("a['x.y']"), "$.a['x.y']");
+        assert_eq!(path("[0].x"), "$[0].x");
+        assert_eq!(path("\"a.b\".c"), "$['a.b'].c");
+        assert_eq!(path("a[\"it's\"]"), "$.a[\"it's\"]");
+        assert_eq!(path("a['it''s']"), "$.a[\"it's\"]");
+        assert_eq!(path("UPPER.lower"), "$.UPPER.lower");
+    }
+
+    #[test]
+    fn computed_or_broken_paths_are_refused() {
+        for bad in ["a[i]", "a[", "a[-1]", "", "a..b"] {
+            let err = parse_colon_path(bad).unwrap_err().to_string();
+            assert!(err.contains("invalid variant path"), "{bad}: {err}");
+        }
+    }
+}
