@@ -18,7 +18,10 @@ use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::arrow::ArrowSchemaConverter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
+use datafusion::parquet::basic::LogicalType;
+use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use datafusion::parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
 use tokio::sync::mpsc::Receiver;
@@ -90,6 +93,42 @@ struct FilePlan {
 }
 
 /// A temporary name beside `path` for the file being written.
+/// The Parquet schema with every VARIANT annotation carrying
+/// `specification_version = 1`. arrow-rs 59.3.2 leaves the version unset, which
+/// Spark 4.3 reads as version 0 and refuses (`PARQUET_TYPE_NOT_RECOGNIZED ...
+/// VARIANT(0)`); the Variant spec's current version is 1.
+fn with_variant_spec_version(schema: &SchemaDescriptor) -> Result<SchemaDescriptor> {
+    fn rebuild(t: &TypePtr) -> Result<TypePtr> {
+        if !t.is_group() {
+            return Ok(Arc::clone(t));
+        }
+        let info = t.get_basic_info();
+        let fields = t
+            .get_fields()
+            .iter()
+            .map(rebuild)
+            .collect::<Result<Vec<_>>>()?;
+        let logical = match info.logical_type_ref() {
+            Some(LogicalType::Variant(v)) if v.specification_version.is_none() => {
+                Some(LogicalType::variant(Some(1)))
+            }
+            other => other.cloned(),
+        };
+        let mut builder = Type::group_type_builder(info.name())
+            .with_converted_type(info.converted_type())
+            .with_logical_type(logical)
+            .with_fields(fields);
+        if info.has_repetition() {
+            builder = builder.with_repetition(info.repetition());
+        }
+        if info.has_id() {
+            builder = builder.with_id(Some(info.id()));
+        }
+        Ok(Arc::new(builder.build()?))
+    }
+    Ok(SchemaDescriptor::new(rebuild(&schema.root_schema_ptr())?))
+}
+
 fn temp_path(path: &Path, attempt: u128) -> Path {
     let parts: Vec<_> = path.parts().collect();
     let Some((last, parent)) = parts.split_last() else {
@@ -224,7 +263,11 @@ async fn write_file(
         parquet_options.arrow_schema(&columns.schema);
     }
     let props: WriterProperties = WriterPropertiesBuilder::try_from(&parquet_options)?.build();
+    let parquet_schema = ArrowSchemaConverter::new()
+        .with_coerce_types(props.coerce_types())
+        .convert(&columns.schema)?;
     let options = ArrowWriterOptions::new()
+        .with_parquet_schema(with_variant_spec_version(&parquet_schema)?)
         .with_properties(props)
         .with_skip_arrow_metadata(plan.skip_arrow_metadata);
     let out = BufWriter::with_capacity(store, tmp, plan.buffer_size);
