@@ -420,7 +420,8 @@ def timed(timings, name):
 def build(args):
     if args.bin:
         return args.bin
-    exe = os.path.join(REPO, "target", "debug", "examples", "interop")
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(REPO, "target")
+    exe = os.path.join(target, "debug", "examples", "interop")
     if not args.skip_build:
         print("building: cargo build --example interop", flush=True)
         p = subprocess.run(["cargo", "build", "--example", "interop"], cwd=REPO)
