@@ -90,6 +90,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
             ingest::table_functions()
                 .into_iter()
                 .chain(reader::table_functions())
+                .chain(udf::table_functions())
                 .map(|f| (f.name().to_string(), f)),
         );
     // `SET variant.shredding = ...` and friends.

@@ -6,16 +6,20 @@ use std::sync::Arc;
 use datafusion::logical_expr::ScalarUDF;
 
 pub mod common;
+pub mod explode;
 mod is_variant_null;
 mod parse_json;
 mod schema_of_variant;
+mod structure;
 mod to_json;
 mod to_variant;
 mod variant_get;
 
+pub use explode::{VariantExplodeFunc, VariantExplodeOuterFunc, VariantExplodeTable};
 pub use is_variant_null::IsVariantNullFunc;
 pub use parse_json::ParseJsonFunc;
 pub use schema_of_variant::SchemaOfVariantFunc;
+pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeofFunc};
 pub use to_json::ToJsonFunc;
 pub use to_variant::ToVariantFunc;
 pub use variant_get::VariantGetFunc;
@@ -48,6 +52,11 @@ make_udf!(is_variant_null_udf, IsVariantNullFunc::new());
 make_udf!(to_json_udf, ToJsonFunc::new());
 make_udf!(to_variant_object_udf, ToVariantFunc::to_variant_object());
 make_udf!(cast_to_variant_udf, ToVariantFunc::cast());
+make_udf!(variant_typeof_udf, VariantTypeofFunc::new());
+make_udf!(variant_object_keys_udf, VariantObjectKeysFunc::new());
+make_udf!(variant_array_length_udf, VariantArrayLengthFunc::new());
+make_udf!(variant_explode_udf, VariantExplodeFunc::new());
+make_udf!(variant_explode_outer_udf, VariantExplodeOuterFunc::new());
 
 /// Every scalar function of the crate.
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
@@ -61,7 +70,29 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         to_json_udf(),
         to_variant_object_udf(),
         cast_to_variant_udf(),
+        variant_typeof_udf(),
+        variant_object_keys_udf(),
+        variant_array_length_udf(),
+        variant_explode_udf(),
+        variant_explode_outer_udf(),
     ]
+}
+
+/// The table functions of this module: `variant_explode(<constant>)` and
+/// `variant_explode_outer(<constant>)`.
+pub fn table_functions() -> Vec<Arc<datafusion::catalog::TableFunction>> {
+    [
+        VariantExplodeTable::new(false),
+        VariantExplodeTable::new(true),
+    ]
+    .into_iter()
+    .map(|f| {
+        Arc::new(datafusion::catalog::TableFunction::new(
+            f.name().to_string(),
+            Arc::new(f),
+        ))
+    })
+    .collect()
 }
 
 /// [`Expr`](datafusion::logical_expr::Expr) builders for DataFrame users.
@@ -107,6 +138,26 @@ pub mod expr_fn {
     /// `cast(x AS variant)`
     pub fn cast_to_variant(x: Expr) -> Expr {
         super::cast_to_variant_udf().call(vec![x])
+    }
+    /// `variant_typeof(v)`
+    pub fn variant_typeof(v: Expr) -> Expr {
+        super::variant_typeof_udf().call(vec![v])
+    }
+    /// `variant_object_keys(v)`
+    pub fn variant_object_keys(v: Expr) -> Expr {
+        super::variant_object_keys_udf().call(vec![v])
+    }
+    /// `variant_array_length(v)`
+    pub fn variant_array_length(v: Expr) -> Expr {
+        super::variant_array_length_udf().call(vec![v])
+    }
+    /// `variant_explode(v)` (a list of `(pos, key, value)` structs)
+    pub fn variant_explode(v: Expr) -> Expr {
+        super::variant_explode_udf().call(vec![v])
+    }
+    /// `variant_explode_outer(v)`
+    pub fn variant_explode_outer(v: Expr) -> Expr {
+        super::variant_explode_outer_udf().call(vec![v])
     }
 }
 

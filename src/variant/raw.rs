@@ -175,6 +175,42 @@ pub fn array_element(value: &[u8], index: usize) -> R<Option<&[u8]>> {
         .ok_or_else(|| malformed("an array element"))
 }
 
+/// One child of a container: its field name (objects) and its value bytes.
+pub type Child<'d, 'v> = (Option<&'d str>, &'v [u8]);
+
+/// The children of the object or array at the start of `value`, in stored order:
+/// `(field name, value bytes)` for objects, `(None, element bytes)` for arrays;
+/// `Ok(None)` for any other value.
+///
+/// # Errors
+/// [`MalformedVariant`] when the container does not hold together.
+pub fn children<'d, 'v>(dict: &[&'d str], value: &'v [u8]) -> R<Option<Vec<Child<'d, 'v>>>> {
+    let is_object = match value.first().ok_or_else(|| malformed("a value header"))? & 0x03 {
+        2 => true,
+        3 => false,
+        _ => return Ok(None),
+    };
+    let c = container(value, is_object).ok_or_else(|| malformed("a container header"))?;
+    let mut out = Vec::with_capacity(c.n.min(value.len()));
+    for i in 0..c.n {
+        let name = if is_object {
+            let id = read(value, c.ids_start + i * c.id_w, c.id_w, "a field id")?;
+            Some(*dict.get(id).ok_or_else(|| malformed("a field id"))?)
+        } else {
+            None
+        };
+        let off = read(value, c.offs_start + i * c.off_w, c.off_w, "an offset")?;
+        let rest = c
+            .data_start
+            .checked_add(off)
+            .and_then(|start| value.get(start..))
+            .ok_or_else(|| malformed("a child value"))?;
+        let len = value_len(rest).ok_or_else(|| malformed("a child value"))?;
+        out.push((name, &rest[..len]));
+    }
+    Ok(Some(out))
+}
+
 /// Follows `path` through the value bytes: `Ok(None)` when a step is missing.
 ///
 /// ```
