@@ -173,3 +173,21 @@ fn demo_runs_end_to_end() {
         assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
     }
 }
+
+#[test]
+fn spark_mode_by_flag_or_setting() {
+    let sql = "SELECT sha2('abc', 256) AS h";
+    let digest = "h\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
+    let out = cli(&["-q", "--format", "csv", "--spark", "-c", sql], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), digest);
+
+    let out = cli(&["-q", "--format", "csv", "-c", sql], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("Invalid function 'sha2'"));
+
+    let script = format!("SET variant.spark_functions = true; {sql}");
+    let out = cli(&["-q", "--format", "csv", "-c", &script], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), digest);
+}

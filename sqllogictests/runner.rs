@@ -171,7 +171,19 @@ async fn run_file(path: &Path, tally: &mut Tally) {
             return;
         }
     };
-    let config = SessionConfig::new().with_target_partitions(2);
+    let mut config = SessionConfig::new()
+        .with_target_partitions(2)
+        .with_option_extension(df_variant::writer::VariantOptions::default());
+    // A file that starts with `# df-variant: spark_functions` runs with Spark's
+    // built-ins registered (settings read when the context is created).
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    if text.starts_with("# df-variant: spark_functions")
+        && let Err(e) = config.options_mut().set("variant.spark_functions", "true")
+    {
+        println!("FAILED {}: {e}", path.display());
+        tally.failed += 1;
+        return;
+    }
     let ctx = Arc::new(df_variant::variant_context_with_config(config));
     let mut runner = Runner::new(move || {
         let ctx = Arc::clone(&ctx);

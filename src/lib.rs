@@ -32,6 +32,7 @@ pub mod demo;
 pub mod ingest;
 pub mod reader;
 pub mod shredding;
+pub mod spark;
 pub mod sql;
 pub mod udaf;
 pub mod udf;
@@ -126,11 +127,25 @@ pub fn variant_context() -> SessionContext {
     variant_context_with_config(SessionConfig::new())
 }
 
-/// Like [`variant_context`], with a given configuration.
+/// Like [`variant_context`], with a given configuration. With
+/// `variant.spark_functions = true` in it (and the `spark` feature), Spark's
+/// built-ins from `datafusion-spark` are registered too, ours taking precedence.
+///
+/// # Panics
+/// Never; a `variant.spark_functions` request without the `spark` feature is
+/// ignored here (the CLI reports it).
 pub fn variant_context_with_config(config: SessionConfig) -> SessionContext {
-    let builder = SessionStateBuilder::new()
+    let spark = config
+        .options()
+        .extensions
+        .get::<writer::VariantOptions>()
+        .is_some_and(|o| o.spark_functions);
+    let mut builder = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features();
+    if spark {
+        builder = spark::with_spark_functions(builder);
+    }
     // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
     SessionContext::new_with_state(with_variant(builder).build()).enable_url_table()
 }

@@ -24,6 +24,8 @@ pub struct Session {
     maxrows: usize,
     /// Spinners only when stderr is a terminal (none when piped).
     progress: bool,
+    /// Whether Spark's built-ins are registered.
+    spark: std::cell::Cell<bool>,
 }
 
 /// One line for an error: DataFusion's message without backtraces and context
@@ -38,9 +40,16 @@ pub fn one_line(e: &DataFusionError) -> String {
 impl Session {
     /// A session with everything of df-variant registered.
     pub fn new(args: &Args) -> Self {
-        let mut config = SessionConfig::new().with_information_schema(true);
+        let mut config = SessionConfig::new()
+            .with_information_schema(true)
+            .with_option_extension(df_variant::writer::VariantOptions::default());
         if let Some(p) = args.partitions {
             config = config.with_target_partitions(p.max(1));
+        }
+        if args.spark
+            && let Err(e) = config.options_mut().set("variant.spark_functions", "true")
+        {
+            eprintln!("Error: {}", one_line(&e));
         }
         Self {
             ctx: df_variant::variant_context_with_config(config),
@@ -48,7 +57,25 @@ impl Session {
             quiet: args.quiet,
             maxrows: args.maxrows,
             progress: std::io::stderr().is_terminal(),
+            spark: std::cell::Cell::new(args.spark && df_variant::spark::AVAILABLE),
         }
+    }
+
+    /// Registers Spark's built-ins once `variant.spark_functions` became true.
+    fn apply_spark_setting(&self) -> Result<()> {
+        let wanted = self
+            .ctx
+            .state()
+            .config()
+            .options()
+            .extensions
+            .get::<df_variant::writer::VariantOptions>()
+            .is_some_and(|o| o.spark_functions);
+        if wanted && !self.spark.get() {
+            df_variant::spark::register_spark_functions(&self.ctx)?;
+            self.spark.set(true);
+        }
+        Ok(())
     }
 
     /// Splits `sql` into statements.
@@ -104,6 +131,7 @@ impl Session {
             s.finish_and_clear();
         }
         let (schema, batches) = result?;
+        self.apply_spark_setting()?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         let tz = self.session_tz()?;
         let stdout = std::io::stdout();

@@ -65,6 +65,12 @@ pub struct Args {
     #[arg(long, value_name = "DIR", requires = "demo")]
     pub demo_dir: Option<PathBuf>,
 
+    /// Spark SQL compatibility: also register datafusion-spark's Spark built-ins
+    /// (`array`, `map`, `named_struct`, `element_at`, ...); same as
+    /// `SET variant.spark_functions = true`.
+    #[arg(long)]
+    pub spark: bool,
+
     /// Target partitions (threads per query); default: the number of cores.
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,

@@ -25,6 +25,12 @@ extensions_options! {
         pub shredding_min_field_fraction: f64, default = 0.1
         /// The most shredded leaf columns per VARIANT column.
         pub shredding_max_leaves: usize, default = 128
+        /// Spark SQL compatibility: also register the Spark-compatible built-ins of
+        /// `datafusion-spark` (`array`, `named_struct`, `element_at`, `sha2`, ...;
+        /// ours win on name clashes). Read when a context is created by
+        /// [`crate::variant_context_with_config`]; the CLI also applies it when set
+        /// in a session (`--spark`). Needs the crate feature `spark` (on by default).
+        pub spark_functions: bool, default = false
     }
 }
 
