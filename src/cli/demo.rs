@@ -33,8 +33,8 @@ const STEPS: &[(&str, &str)] = &[
          FROM events WHERE variant_get(v, '$.kind', 'string') = 'commit' LIMIT 5",
     ),
     (
-        "JSONBench Q1: events per collection",
-        "SELECT variant_get(v, '$.commit.collection', 'string') AS event, count(*) AS count \
+        "JSONBench Q1: events per collection, in Databricks/Snowflake path syntax",
+        "SELECT v:commit.collection::string AS event, count(*) AS count \
          FROM events GROUP BY event ORDER BY count DESC LIMIT 10",
     ),
     (
@@ -51,6 +51,13 @@ const STEPS: &[(&str, &str)] = &[
                 schema_of_variant(variant_get(v, '$.commit.record.subject')) AS subject_type, count(*) AS n \
          FROM events WHERE variant_get(v, '$.commit.collection', 'string') IN ('app.bsky.feed.like', 'app.bsky.graph.follow') \
          GROUP BY collection, subject_type ORDER BY collection",
+    ),
+    (
+        "Explode: the fields of one record as (pos, key, value) rows, with their types",
+        "SELECT e['pos'] AS pos, e['key'] AS key, variant_typeof(e['value']) AS type, to_json(e['value']) AS value \
+         FROM (SELECT unnest(variant_explode(v:commit.record)) AS e \
+               FROM (SELECT v FROM events WHERE v:commit.collection::string = 'app.bsky.feed.post' \
+                     AND v:commit.operation::string = 'create' LIMIT 1))",
     ),
     (
         "Schema inference over rows: the merged schema of post records",

@@ -17,12 +17,12 @@ use datafusion::execution::TaskContext;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
-use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::arrow::ArrowSchemaConverter;
+use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use datafusion::parquet::basic::LogicalType;
-use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use datafusion::parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
 use tokio::sync::mpsc::Receiver;
 
