@@ -14,7 +14,7 @@
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result};
+use datafusion::common::{DFSchema, Result, plan_err};
 use datafusion::logical_expr::expr::{Cast, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
@@ -82,7 +82,10 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         return Ok(Transformed::no(expr));
     }
     let Some(spark) = spark_type_name(field.data_type()) else {
-        return Ok(Transformed::no(expr));
+        return plan_err!(
+            "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"VARIANT\" to \"{}\"",
+            field.data_type()
+        );
     };
     let udf = if safe {
         try_variant_get_udf()
