@@ -16,7 +16,7 @@
 //! Cases with an `error_message` (40, 42, 87, 127, 128, 137) must give an `Err` from
 //! reading or wrapping the column: no panic and no silent answer. Row-level errors
 //! name the row, the path inside the variant and the problem, e.g. case 40: "invalid
-//! shredded variant in row 0 at `$[0]`: both value and typed_value are non-null";
+//! shredded variant in row 1 at `$[0]`: both value and typed_value are non-null";
 //! unsupported `typed_value` types (127: UInt32, 137: FixedSizeBinary(4)) are
 //! rejected when the column is wrapped, naming the path.
 //!

@@ -106,7 +106,8 @@ impl Fail {
     fn into_arrow(self, row: usize) -> ArrowError {
         let path: String = self.path.iter().rev().map(String::as_str).collect();
         ArrowError::InvalidArgumentError(format!(
-            "invalid shredded variant in row {row} at `${path}`: {}",
+            "invalid shredded variant in row {} at `${path}`: {}",
+            row + 1,
             self.msg
         ))
     }
@@ -903,7 +904,7 @@ mod tests {
         let e = VariantInput::try_new(&variant(bin(vec![Some(META_A)]), None, typed))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("row 0") && e.contains("`b`"), "{e}");
+        assert!(e.contains("row 1") && e.contains("`b`"), "{e}");
     }
 
     #[test]
