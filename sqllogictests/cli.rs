@@ -191,3 +191,23 @@ fn spark_mode_by_flag_or_setting() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), digest);
 }
+
+#[test]
+fn generates_the_reference_bluesky_events() {
+    let out = cli(&["generate-bluesky", "--rows", "3"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 3);
+    // The first event of seed 1, as bluesky_gen.py writes it.
+    assert!(
+        stdout.starts_with(
+            "{\"did\":\"did:plc:nqukl6eqkknltqv5urdixza6\",\"time_us\":1732206349000222,"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).starts_with("3 events, "),
+        "{}",
+        text(&out.stderr)
+    );
+}

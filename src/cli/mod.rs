@@ -8,7 +8,7 @@ mod shell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 pub use exec::Session;
 
@@ -74,11 +74,57 @@ pub struct Args {
     /// Target partitions (threads per query); default: the number of cores.
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands besides SQL.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write JSONBench-shaped Bluesky events as NDJSON (byte-identical to
+    /// `shared/bench/bluesky_gen.py` for the same rows and seed).
+    GenerateBluesky {
+        /// Number of events.
+        #[arg(long, default_value_t = 1_000_000)]
+        rows: u64,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file (default: standard output).
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+    },
+}
+
+fn generate_bluesky(rows: u64, seed: u64, out: Option<&PathBuf>) -> ExitCode {
+    let started = std::time::Instant::now();
+    let written = match out {
+        Some(path) => std::fs::File::create(path)
+            .and_then(|f| df_variant::demo::bluesky::write_ndjson(rows, seed, f)),
+        None => df_variant::demo::bluesky::write_ndjson(rows, seed, std::io::stdout().lock()),
+    };
+    match written {
+        Ok(bytes) => {
+            eprintln!(
+                "{rows} events, {bytes} bytes in {:.2} s",
+                started.elapsed().as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("Error: cannot write the events: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs the command line; the exit code is non-zero when a statement of -c / -f
 /// or the demo failed.
 pub async fn run(args: Args) -> ExitCode {
+    if let Some(Command::GenerateBluesky { rows, seed, out }) = &args.command {
+        return generate_bluesky(*rows, *seed, out.as_ref());
+    }
     let session = Session::new(&args);
     if args.demo {
         return demo::run(&session, &args).await;
