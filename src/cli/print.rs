@@ -82,10 +82,31 @@ fn json_fragments(field: &Field, column: &ArrayRef, tz: &SessionTz) -> Result<Ve
         .collect())
 }
 
-/// The batch with every Variant column replaced by its JSON text.
+/// Whether a type holds a Variant below its top level (in a struct, list or map).
+fn has_nested_variant(dt: &DataType) -> bool {
+    match dt {
+        DataType::Struct(fields) => fields
+            .iter()
+            .any(|f| is_variant_field(f) || has_nested_variant(f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::Map(f, _) => is_variant_field(f) || has_nested_variant(f.data_type()),
+        _ => false,
+    }
+}
+
+/// The batch with every Variant column, and every column holding Variants inside,
+/// replaced by its JSON text.
 fn displayable(batch: &RecordBatch, tz: &SessionTz) -> Result<RecordBatch> {
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| is_variant_field(f)) {
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| is_variant_field(f) || has_nested_variant(f.data_type()))
+    {
         return Ok(batch.clone());
     }
     let mut fields = Vec::with_capacity(schema.fields().len());
@@ -94,6 +115,11 @@ fn displayable(batch: &RecordBatch, tz: &SessionTz) -> Result<RecordBatch> {
         if is_variant_field(field) {
             fields.push(Field::new(field.name(), DataType::Utf8, true));
             columns.push(Arc::new(StringArray::from(variant_json(column, tz)?)));
+        } else if has_nested_variant(field.data_type()) {
+            fields.push(Field::new(field.name(), DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from(json_fragments(
+                field, column, tz,
+            )?)));
         } else {
             fields.push(field.as_ref().clone());
             columns.push(Arc::clone(column));
@@ -245,6 +271,38 @@ mod tests {
         assert!(
             json.starts_with("[{\"id\":1") && json.ends_with("}]\n"),
             "{json}"
+        );
+    }
+
+    #[test]
+    fn variants_inside_structs_print_as_json() {
+        let b = batch();
+        let wrapped = arrow::array::StructArray::try_new(
+            arrow::datatypes::Fields::from(vec![b.schema().field(1).clone()]),
+            vec![Arc::clone(b.column(1))],
+            None,
+        )
+        .unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "s",
+            wrapped.data_type().clone(),
+            true,
+        )]));
+        let nested = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(wrapped)]).unwrap();
+        let mut out = Vec::new();
+        print(
+            &mut out,
+            Format::Csv,
+            &schema,
+            &[nested],
+            40,
+            &SessionTz::utc(),
+        )
+        .unwrap();
+        let csv = String::from_utf8(out).unwrap();
+        assert!(
+            csv.contains(r#""{""v"":{""a"":1.5,""b"":[1,""x""]}}""#),
+            "{csv}"
         );
     }
 
