@@ -65,7 +65,8 @@ impl Session {
     fn apply_spark_setting(&self) -> Result<()> {
         let wanted = self
             .ctx
-            .state()
+            .state_ref()
+            .read()
             .config()
             .options()
             .extensions
@@ -80,8 +81,15 @@ impl Session {
 
     /// Splits `sql` into statements.
     pub fn parse(&self, sql: &str) -> Result<Vec<Statement>> {
-        let state = self.ctx.state();
-        let dialect_name = state.config().options().sql_parser.dialect.to_string();
+        let dialect_name = self
+            .ctx
+            .state_ref()
+            .read()
+            .config()
+            .options()
+            .sql_parser
+            .dialect
+            .to_string();
         let dialect = dialect_from_str(&dialect_name).ok_or_else(|| {
             DataFusionError::Plan(format!("unsupported SQL dialect {dialect_name}"))
         })?;
@@ -190,9 +198,6 @@ impl Session {
     }
 
     fn session_tz(&self) -> Result<SessionTz> {
-        match &self.ctx.state().config().options().execution.time_zone {
-            None => Ok(SessionTz::utc()),
-            Some(tz) => SessionTz::parse(tz).map_err(DataFusionError::Execution),
-        }
+        df_variant::udf::common::session_tz(self.ctx.state_ref().read().config().options())
     }
 }

@@ -9,31 +9,27 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result};
 
+use df_variant::udf::common::for_each_variant;
+
 use df_variant::array::from_arrow::{ToVariantMode, array_to_variant};
-use df_variant::array::{VariantInput, is_variant_field};
-use df_variant::variant::format::write_json;
+use df_variant::array::is_variant_field;
+use df_variant::variant::format::{write_json, write_json_string};
 use df_variant::variant::tz::SessionTz;
-use df_variant::variant::validate::decode;
 
 use super::Format;
 
 /// JSON text of every row of a Variant column (`None` for SQL NULL).
 fn variant_json(column: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
-    let input = VariantInput::try_new(column)?;
-    (0..input.len())
-        .map(|i| {
-            input
-                .get(i)
-                .map(|(m, v)| {
-                    let v = decode(m, v)
-                        .map_err(|e| DataFusionError::Execution(format!("row {}: {e}", i + 1)))?;
-                    let mut out = String::new();
-                    write_json(&v, tz, &mut out);
-                    Ok(out)
-                })
-                .transpose()
-        })
-        .collect()
+    let mut out = Vec::with_capacity(column.len());
+    for_each_variant("to_json", column, |_, v| {
+        out.push(v.map(|v| {
+            let mut text = String::new();
+            write_json(v, tz, &mut text);
+            text
+        }));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// Plain display text of any column (NULL as `None`).
@@ -48,19 +44,7 @@ fn display_text(column: &ArrayRef) -> Result<Vec<Option<String>>> {
 /// A JSON string literal.
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    write_json_string(s, &mut out);
     out
 }
 

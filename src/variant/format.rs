@@ -205,7 +205,7 @@ fn write_fields<'a, 'm: 'a, 'v: 'a>(
 }
 
 /// Writes `s` as a JSON string literal the way Jackson (and so Spark) escapes it.
-fn write_json_string(s: &str, out: &mut String) {
+pub fn write_json_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push('"');
     let bytes = s.as_bytes();
