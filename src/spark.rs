@@ -61,27 +61,17 @@ pub fn with_spark_functions(builder: SessionStateBuilder) -> SessionStateBuilder
 pub fn register_spark_functions(ctx: &SessionContext) -> Result<()> {
     #[cfg(feature = "spark")]
     {
-        for f in datafusion_spark::all_default_scalar_functions() {
-            ctx.register_udf(f.as_ref().clone());
-        }
-        for f in datafusion_spark::all_default_aggregate_functions() {
-            ctx.register_udaf(f.as_ref().clone());
-        }
-        for f in datafusion_spark::all_default_window_functions() {
-            ctx.register_udwf(f.as_ref().clone());
+        use datafusion::execution::FunctionRegistry;
+        {
+            let state_ref = ctx.state_ref();
+            let mut state = state_ref.write();
+            datafusion_spark::register_all(&mut *state)?;
+            state
+                .register_expr_planner(Arc::new(datafusion_spark::planner::SparkFunctionPlanner))?;
+            crate::register_all(&mut *state)?;
         }
         for f in datafusion_spark::all_default_table_functions() {
             ctx.register_udtf(f.name(), Arc::clone(f.function()));
-        }
-        use datafusion::execution::FunctionRegistry;
-        ctx.state_ref()
-            .write()
-            .register_expr_planner(Arc::new(datafusion_spark::planner::SparkFunctionPlanner))?;
-        for f in crate::udf::functions() {
-            ctx.register_udf(f.as_ref().clone());
-        }
-        for f in crate::udaf::functions() {
-            ctx.register_udaf(f.as_ref().clone());
         }
         Ok(())
     }

@@ -17,13 +17,13 @@
 
 use arrow::datatypes::{DataType, Field};
 use datafusion::common::{
-    DFSchema, Result, ScalarValue, TableReference, plan_datafusion_err, plan_err,
+    Column, DFSchema, Result, ScalarValue, TableReference, plan_datafusion_err, plan_err,
 };
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::planner::{
     ExprPlanner, PlannerResult, RawBinaryExpr, RawFieldAccessExpr,
 };
-use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, col, lit};
+use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, lit};
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use crate::array::is_variant_type;
@@ -240,13 +240,7 @@ impl ExprPlanner for VariantExprPlanner {
         if !is_variant_type(field.data_type()) {
             return Ok(PlannerResult::Original(vec![]));
         }
-        let column = match qualifier {
-            Some(q) => Expr::Column(datafusion::common::Column::new(
-                Some(q.clone()),
-                field.name(),
-            )),
-            None => col(datafusion::common::Column::new_unqualified(field.name())),
-        };
+        let column = Expr::Column(Column::new(qualifier.cloned(), field.name()));
         let segments = nested_names
             .iter()
             .map(|n| PathSegment::Key(n.clone()))
