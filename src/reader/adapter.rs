@@ -8,9 +8,9 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, exec_datafusion_err};
-use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::physical_plan::FileScanConfigBuilder;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
@@ -20,33 +20,52 @@ use datafusion::physical_expr_adapter::{
 };
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
 
+use super::pushdown::{Extraction, ValueFreeNodes, rewrite_extraction};
+use super::scan::{
+    ScanExtractions, VariantScanExec, extractions_in, filter_predicates, pushdown_enabled,
+    scan_config,
+};
 use crate::array::{VariantColumnBuilder, VariantInput, is_variant_type, variant_data_type};
+use datafusion::physical_plan::filter::FilterExec;
 
-/// A placeholder for a VARIANT column reference while the inner adapter runs, so
-/// that it does not try to cast the file's struct itself.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct PendingVariant {
-    name: String,
-    index: usize,
+/// A placeholder for a rewritten sub-expression while the inner adapter runs, so
+/// that it does not try to cast the file's VARIANT struct inside it.
+#[derive(Debug, Clone)]
+struct Pending {
+    field: FieldRef,
+    replacement: Arc<dyn PhysicalExpr>,
 }
 
-impl Display for PendingVariant {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "pending_variant({}@{})", self.name, self.index)
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.field == other.field && self.replacement.as_ref() == other.replacement.as_ref()
     }
 }
 
-impl PhysicalExpr for PendingVariant {
+impl Eq for Pending {}
+
+impl Hash for Pending {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.field.hash(state);
+        self.replacement.hash(state);
+    }
+}
+
+impl Display for Pending {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "pending({})", self.replacement)
+    }
+}
+
+impl PhysicalExpr for Pending {
     fn return_field(&self, _input_schema: &Schema) -> Result<FieldRef> {
-        Ok(variant_return_field(&self.name))
+        Ok(Arc::clone(&self.field))
     }
 
     fn evaluate(&self, _batch: &RecordBatch) -> Result<ColumnarValue> {
-        Err(exec_datafusion_err!(
-            "pending_variant({}) was not resolved",
-            self.name
-        ))
+        Err(exec_datafusion_err!("{self} was not resolved"))
     }
 
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
@@ -61,7 +80,7 @@ impl PhysicalExpr for PendingVariant {
     }
 
     fn fmt_sql(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.name)
+        write!(f, "{self}")
     }
 }
 
@@ -156,14 +175,38 @@ impl PhysicalExpr for ReassembleVariant {
 #[derive(Debug)]
 pub struct VariantExprAdapterFactory {
     inner: Arc<dyn PhysicalExprAdapterFactory>,
+    pushdown: bool,
+    value_free: Arc<ValueFreeNodes>,
 }
 
 impl VariantExprAdapterFactory {
-    /// Wraps another factory (DataFusion's default when `None`).
+    /// Wraps another factory (DataFusion's default when `None`), with shredded
+    /// pushdown of path extractions.
     pub fn new(inner: Option<Arc<dyn PhysicalExprAdapterFactory>>) -> Self {
         Self {
             inner: inner.unwrap_or_else(|| Arc::new(DefaultPhysicalExprAdapterFactory)),
+            pushdown: true,
+            value_free: Arc::default(),
         }
+    }
+
+    /// Turns the shredded pushdown of extractions on or off (reassembly of
+    /// differently shredded files always happens).
+    pub fn with_pushdown(mut self, pushdown: bool) -> Self {
+        self.pushdown = pushdown;
+        self
+    }
+
+    /// For the scan of one file: the shredded nodes whose residual is all null in
+    /// the row groups read, so extractions there read neither it nor the metadata.
+    pub fn with_value_free_nodes(mut self, nodes: Arc<ValueFreeNodes>) -> Self {
+        self.value_free = nodes;
+        self
+    }
+
+    /// The wrapped factory.
+    pub fn inner(&self) -> &Arc<dyn PhysicalExprAdapterFactory> {
+        &self.inner
     }
 }
 
@@ -181,21 +224,26 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
             logical: logical_file_schema,
             physical: physical_file_schema,
             inner,
+            pushdown: self.pushdown,
+            value_free: Arc::clone(&self.value_free),
         }))
     }
 }
 
-/// Rewrites references to unshredded VARIANT columns that a file stores in another
-/// layout into [`ReassembleVariant`], then lets the inner adapter do the rest.
+/// Rewrites, per file, extractions the file shreds into [`ShreddedGet`] and other
+/// references to VARIANT columns that the file stores in another layout into
+/// [`ReassembleVariant`], then lets the inner adapter do the rest.
 #[derive(Debug)]
 struct VariantExprAdapter {
     logical: SchemaRef,
     physical: SchemaRef,
     inner: Arc<dyn PhysicalExprAdapter>,
+    pushdown: bool,
+    value_free: Arc<ValueFreeNodes>,
 }
 
 impl VariantExprAdapter {
-    fn reassemble_for(&self, column: &Column) -> Option<PendingVariant> {
+    fn reassemble_for(&self, column: &Column) -> Option<Pending> {
         let logical = self.logical.field_with_name(column.name()).ok()?;
         if logical.data_type() != &variant_data_type()
             && !is_unshredded_variant(logical.data_type())
@@ -204,10 +252,31 @@ impl VariantExprAdapter {
         }
         let index = self.physical.index_of(column.name()).ok()?;
         let physical = self.physical.field(index).data_type();
-        (physical != logical.data_type() && is_variant_type(physical)).then(|| PendingVariant {
-            name: column.name().to_string(),
-            index,
+        (physical != logical.data_type() && is_variant_type(physical)).then(|| {
+            let name = column.name();
+            Pending {
+                field: variant_return_field(name),
+                replacement: Arc::new(ReassembleVariant::new(
+                    name,
+                    Arc::new(Column::new(name, index)),
+                )),
+            }
         })
+    }
+
+    fn shredded_get_for(&self, expr: &dyn PhysicalExpr) -> Result<Option<Pending>> {
+        if !self.pushdown {
+            return Ok(None);
+        }
+        let Some(extraction) = Extraction::of(expr) else {
+            return Ok(None);
+        };
+        Ok(
+            rewrite_extraction(&extraction, &self.physical, &self.value_free)?.map(|get| Pending {
+                field: Arc::clone(&extraction.return_field),
+                replacement: Arc::new(get),
+            }),
+        )
     }
 }
 
@@ -219,26 +288,32 @@ fn is_unshredded_variant(dt: &DataType) -> bool {
 
 impl PhysicalExprAdapter for VariantExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        // Extractions first (top-down, so their column argument is still there),
+        // then the remaining column references.
         let rewritten = expr
-            .transform_up(|e| {
-                if let Some(c) = (e.as_ref() as &dyn Any).downcast_ref::<Column>()
-                    && let Some(r) = self.reassemble_for(c)
+            .transform_down(|e| {
+                if let Some(p) = self.shredded_get_for(e.as_ref())? {
+                    return Ok(Transformed::new(
+                        Arc::new(p) as Arc<dyn PhysicalExpr>,
+                        true,
+                        TreeNodeRecursion::Jump,
+                    ));
+                }
+                if let Some(c) = e.downcast_ref::<Column>()
+                    && let Some(p) = self.reassemble_for(c)
                 {
-                    return Ok(Transformed::yes(Arc::new(r) as Arc<dyn PhysicalExpr>));
+                    return Ok(Transformed::yes(Arc::new(p) as Arc<dyn PhysicalExpr>));
                 }
                 Ok(Transformed::no(e))
             })?
             .data;
         let adapted = self.inner.rewrite(rewritten)?;
-        // Only now the placeholders get their real column, which the inner adapter
-        // must not see.
+        // Only now the placeholders get their real expressions, which the inner
+        // adapter must not see.
         Ok(adapted
             .transform_up(|e| {
-                if let Some(p) = (e.as_ref() as &dyn Any).downcast_ref::<PendingVariant>() {
-                    let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&p.name, p.index));
-                    return Ok(Transformed::yes(
-                        Arc::new(ReassembleVariant::new(&p.name, column)) as Arc<dyn PhysicalExpr>,
-                    ));
+                if let Some(p) = e.downcast_ref::<Pending>() {
+                    return Ok(Transformed::yes(Arc::clone(&p.replacement)));
                 }
                 Ok(Transformed::no(e))
             })?
@@ -246,7 +321,9 @@ impl PhysicalExprAdapter for VariantExprAdapter {
     }
 }
 
-/// Gives every Parquet scan a [`VariantExprAdapterFactory`].
+/// Gives every Parquet scan over VARIANT columns a [`VariantExprAdapterFactory`]
+/// and, with `variant.pushdown` on, wraps scans that extract paths in a
+/// [`VariantScanExec`] that prunes on the filter's extraction predicates.
 #[derive(Debug, Default)]
 pub struct VariantAdapterRule;
 
@@ -254,34 +331,24 @@ impl PhysicalOptimizerRule for VariantAdapterRule {
     fn optimize(
         &self,
         plan: Arc<dyn ExecutionPlan>,
-        _config: &ConfigOptions,
+        config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let pushdown = pushdown_enabled(config);
+        let row_filter = config.execution.parquet.pushdown_filters;
         plan.transform_up(|node| {
-            let Some(exec) = (node.as_ref() as &dyn Any).downcast_ref::<DataSourceExec>() else {
-                return Ok(Transformed::no(node));
-            };
-            let Some(config) =
-                (exec.data_source().as_ref() as &dyn Any).downcast_ref::<FileScanConfig>()
-            else {
-                return Ok(Transformed::no(node));
-            };
-            let has_variant = config
-                .file_schema()
-                .fields()
-                .iter()
-                .any(|f| is_variant_type(f.data_type()));
-            // Wrapping twice is harmless: the outer adapter leaves no Column behind
-            // for the inner one to rewrite again.
-            if !has_variant {
-                return Ok(Transformed::no(node));
+            if let Some(scan) = install_adapter(&node, pushdown)? {
+                return Ok(Transformed::yes(scan));
             }
-            let factory = VariantExprAdapterFactory::new(config.expr_adapter_factory.clone());
-            let new_config = FileScanConfigBuilder::from(config.clone())
-                .with_expr_adapter(Some(Arc::new(factory)))
-                .build();
-            Ok(Transformed::yes(
-                DataSourceExec::from_data_source(new_config) as Arc<dyn ExecutionPlan>,
-            ))
+            if pushdown
+                && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
+                && let Some(input) = push_filter(filter, row_filter)?
+            {
+                return Ok(Transformed::yes(replace_children_if_necessary(
+                    node,
+                    vec![input],
+                )?));
+            }
+            Ok(Transformed::no(node))
         })
         .map(|t| t.data)
     }
@@ -293,4 +360,88 @@ impl PhysicalOptimizerRule for VariantAdapterRule {
     fn schema_check(&self) -> bool {
         true
     }
+}
+
+/// A Parquet scan over VARIANT columns with our adapter, wrapped in a
+/// `VariantScanExec` when it projects extractions.
+fn install_adapter(
+    node: &Arc<dyn ExecutionPlan>,
+    pushdown: bool,
+) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let Some(config) = scan_config(node) else {
+        return Ok(None);
+    };
+    let has_variant = config
+        .file_schema()
+        .fields()
+        .iter()
+        .any(|f| is_variant_type(f.data_type()));
+    if !has_variant {
+        return Ok(None);
+    }
+    let base = config.expr_adapter_factory.clone();
+    let factory = VariantExprAdapterFactory::new(base.clone()).with_pushdown(pushdown);
+    let new_config = FileScanConfigBuilder::from(config.clone())
+        .with_expr_adapter(Some(Arc::new(factory)))
+        .build();
+    let projected: Vec<Extraction> = new_config
+        .file_source()
+        .projection()
+        .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
+        .unwrap_or_default();
+    let exec = DataSourceExec::from_data_source(new_config.clone()) as Arc<dyn ExecutionPlan>;
+    if !pushdown || projected.is_empty() {
+        return Ok(Some(exec));
+    }
+    let extractions = ScanExtractions {
+        projected,
+        predicates: Vec::new(),
+    };
+    Ok(Some(Arc::new(VariantScanExec::new(
+        exec,
+        new_config,
+        extractions,
+        base,
+    ))))
+}
+
+/// Operators between a filter and its scan that keep rows and columns as they are.
+fn is_transparent(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    matches!(
+        plan.name(),
+        "RepartitionExec" | "CoalesceBatchesExec" | "CooperativeExec"
+    ) && plan.children().len() == 1
+}
+
+/// The filter's input with its `VariantScanExec` (below transparent operators)
+/// pruning on the filter's extraction conjuncts; `None` when there is nothing to
+/// push.
+fn push_filter(filter: &FilterExec, row_filter: bool) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    fn rebuild(
+        node: &Arc<dyn ExecutionPlan>,
+        predicate: &Arc<dyn PhysicalExpr>,
+        row_filter: bool,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        if let Some(scan) = (node.as_ref() as &dyn Any).downcast_ref::<VariantScanExec>() {
+            let predicates = filter_predicates(predicate, scan.config());
+            if predicates.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(Arc::new(
+                scan.with_predicates(predicates, row_filter)?,
+            )));
+        }
+        if is_transparent(node) {
+            let child = node.children()[0];
+            return match rebuild(child, predicate, row_filter)? {
+                Some(c) => Ok(Some(replace_children_if_necessary(
+                    Arc::clone(node),
+                    vec![c],
+                )?)),
+                None => Ok(None),
+            };
+        }
+        Ok(None)
+    }
+    rebuild(filter.input(), filter.predicate(), row_filter)
 }

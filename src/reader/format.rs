@@ -4,7 +4,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::common::config::ExtensionOptions;
@@ -138,34 +138,17 @@ impl VariantParquetFormat {
 }
 
 /// Merges per-file schemas (sorted by location) the way DataFusion does, except
-/// that a VARIANT column whose files disagree on its layout becomes the unshredded
-/// VARIANT type.
+/// that every VARIANT column becomes the unshredded VARIANT type: the table's
+/// type does not depend on how its files shred, and each file is read in its own
+/// layout (reassembled, or with extractions pushed to its shredded leaves).
 fn merge_file_schemas(schemas: Vec<SchemaRef>) -> Result<Schema> {
-    // Columns that are a VARIANT in at least one file, with the layouts seen.
-    let mut layouts: HashMap<&str, Vec<&DataType>> = HashMap::new();
-    for schema in &schemas {
-        for field in schema.fields() {
-            if is_variant_type(field.data_type()) {
-                layouts
-                    .entry(field.name().as_str())
-                    .or_default()
-                    .push(field.data_type());
-            }
-        }
-    }
-    let normalise: Vec<&str> = layouts
-        .iter()
-        .filter(|(_, types)| types.windows(2).any(|w| w[0] != w[1]))
-        .map(|(name, _)| *name)
-        .collect();
     let normalised = schemas.iter().map(|schema| {
         let fields = schema.fields().iter().map(|field| {
-            if normalise.contains(&field.name().as_str()) && is_variant_type(field.data_type()) {
-                Arc::new(Field::new(
-                    field.name(),
-                    variant_data_type(),
-                    field.is_nullable(),
-                ))
+            if is_variant_type(field.data_type()) {
+                Arc::new(
+                    Field::new(field.name(), variant_data_type(), field.is_nullable())
+                        .with_metadata(field.metadata().clone()),
+                )
             } else {
                 Arc::clone(field)
             }
@@ -201,7 +184,8 @@ impl FileFormat for VariantParquetFormat {
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
         if objects.len() <= 1 {
-            return self.inner.infer_schema(state, store, objects).await;
+            let schema = self.inner.infer_schema(state, store, objects).await?;
+            return Ok(Arc::new(merge_file_schemas(vec![schema])?));
         }
         let mut objects: Vec<&ObjectMeta> = objects.iter().collect();
         // Deterministic field order whatever order the store lists files in.
@@ -297,7 +281,7 @@ impl FileFormat for VariantParquetFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::datatypes::Fields;
+    use arrow::datatypes::{DataType, Fields};
 
     fn shredded(typed: DataType) -> DataType {
         DataType::Struct(Fields::from(vec![
@@ -315,10 +299,12 @@ mod tests {
     }
 
     #[test]
-    fn agreeing_files_keep_their_layout() {
+    fn agreeing_files_still_get_the_unshredded_type() {
         let s = schema(shredded(DataType::Int64));
         let merged = merge_file_schemas(vec![Arc::clone(&s), Arc::clone(&s)]).unwrap();
-        assert_eq!(&merged, s.as_ref());
+        assert_eq!(merged.field(1).data_type(), &variant_data_type());
+        let single = merge_file_schemas(vec![s]).unwrap();
+        assert_eq!(single.field(1).data_type(), &variant_data_type());
     }
 
     #[test]

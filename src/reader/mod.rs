@@ -16,6 +16,8 @@
 mod adapter;
 mod format;
 pub mod inspect;
+pub mod pushdown;
+pub mod scan;
 
 pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};

@@ -438,11 +438,10 @@ impl Stats {
             1 => {
                 let (lo, hi) = (self.int_min, self.int_max);
                 let fits = |min: i64, max: i64| lo >= min && hi <= max;
-                prim(if fits(i8::MIN as i64, i8::MAX as i64) {
-                    DataType::Int8
-                } else if fits(i16::MIN as i64, i16::MAX as i64) {
-                    DataType::Int16
-                } else if fits(i32::MIN as i64, i32::MAX as i64) {
+                // Never narrower than Int32: Parquet stores INT(8)/INT(16) as INT32
+                // anyway, and a wider column keeps later, larger values typed
+                // (prunable, read without the residual) instead of in `value`.
+                prim(if fits(i32::MIN as i64, i32::MAX as i64) {
                     DataType::Int32
                 } else {
                     DataType::Int64
@@ -596,8 +595,10 @@ fn limit_leaves(node: &mut Node, max_leaves: usize) {
 /// more than half of them have (objects, arrays, or one scalar kind) is shredded;
 /// the other values of that place stay in `value` when written, and with no such
 /// majority nothing is shredded there. Object fields shred when they appear in at
-/// least `min_field_fraction` of the sampled objects at their level. Integers get the
-/// narrowest of Int8/16/32/64 holding every sampled value; decimals (and integers
+/// least `min_field_fraction` of the sampled objects at their level. Integers get
+/// Int32 when every sampled value fits, else Int64 (Parquet stores narrower
+/// integers as INT32 too, so narrower types would only push later values into
+/// `value`); decimals (and integers
 /// mixed with them) get `Decimal128(p, s)` with the largest sampled scale and `p`
 /// widened to 9, 18 or 38 (the same Parquet storage, INT32/INT64/bytes, as the
 /// narrowest precision); doubles Float64, floats Float32 (an integer mixed with
@@ -627,7 +628,7 @@ fn limit_leaves(node: &mut Node, max_leaves: usize) {
 /// assert_eq!(
 ///     t,
 ///     Some(DataType::Struct(Fields::from(vec![
-///         Field::new("a", DataType::Int16, true),
+///         Field::new("a", DataType::Int32, true),
 ///         Field::new("b", DataType::Utf8, true),
 ///     ])))
 /// );
@@ -1435,10 +1436,13 @@ mod tests {
         }
         let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
         let expected = st(vec![
-            f("id", DataType::Int16),
+            f("id", DataType::Int32),
             f(
                 "items",
-                list(st(vec![f("qty", DataType::Int8), f("sku", DataType::Utf8)])),
+                list(st(vec![
+                    f("qty", DataType::Int32),
+                    f("sku", DataType::Utf8),
+                ])),
             ),
             f("name", DataType::Utf8),
             f("ok", DataType::Boolean),
@@ -1447,7 +1451,7 @@ mod tests {
             f(
                 "user",
                 st(vec![
-                    f("age", DataType::Int8),
+                    f("age", DataType::Int32),
                     f("tags", list(DataType::Utf8)),
                 ]),
             ),
@@ -1464,8 +1468,8 @@ mod tests {
 
     #[test]
     fn integer_widths_and_decimals() {
-        assert_eq!(infer(&["1", "-128", "127"]), Some(DataType::Int8));
-        assert_eq!(infer(&["1", "300"]), Some(DataType::Int16));
+        assert_eq!(infer(&["1", "-128", "127"]), Some(DataType::Int32));
+        assert_eq!(infer(&["1", "300"]), Some(DataType::Int32));
         assert_eq!(infer(&["1", "70000"]), Some(DataType::Int32));
         assert_eq!(infer(&["1", "5000000000"]), Some(DataType::Int64));
         assert_eq!(
@@ -1490,7 +1494,7 @@ mod tests {
         assert_eq!(infer(&[r#"{"a":1}"#, r#"{"a":2e0}"#]), None);
         assert_eq!(
             infer(&[r#"{"a":1,"b":1}"#, r#"{"a":2e0,"b":2}"#]),
-            Some(st(vec![f("b", DataType::Int8)]))
+            Some(st(vec![f("b", DataType::Int32)]))
         );
     }
 
@@ -1502,7 +1506,7 @@ mod tests {
             r#"{"a":300}"#,
             r#"{"a":null}"#,
         ];
-        let expected = st(vec![f("a", DataType::Int16)]);
+        let expected = st(vec![f("a", DataType::Int32)]);
         assert_eq!(infer(&docs), Some(expected.clone()));
         let c = col(&docs);
         assert_eq!(jsons(&shred(&c, &expected).unwrap()), jsons(&c));
@@ -1525,7 +1529,7 @@ mod tests {
         assert_eq!(infer(&["true", "false"]), Some(DataType::Boolean));
         assert_eq!(
             infer(&["[1,2]", "[]", "[null]"]),
-            Some(list(DataType::Int8))
+            Some(list(DataType::Int32))
         );
         assert_eq!(infer(&["[1,\"a\"]"]), None);
         assert_eq!(infer(&["[]"]), None);
@@ -1559,7 +1563,7 @@ mod tests {
         let c = col(&docs);
         let opts = ShreddingOptions::default();
         let two = st(vec![
-            f("a", DataType::Int8),
+            f("a", DataType::Int32),
             f("b", DataType::Utf8),
             f("two", DataType::Boolean),
         ]);
@@ -1588,7 +1592,7 @@ mod tests {
             sample_rows: 2,
             ..Default::default()
         };
-        assert_eq!(infer_typed_value(&c, &opts).unwrap(), Some(DataType::Int8));
+        assert_eq!(infer_typed_value(&c, &opts).unwrap(), Some(DataType::Int32));
         let s = shred(&c, &DataType::Int8).unwrap();
         assert_eq!(jsons(&s), jsons(&c));
         // A nested struct whose fields are all dropped disappears.
@@ -1599,7 +1603,7 @@ mod tests {
         };
         assert_eq!(
             infer_typed_value(&c, &opts).unwrap(),
-            Some(st(vec![f("a", DataType::Int8)]))
+            Some(st(vec![f("a", DataType::Int32)]))
         );
     }
 

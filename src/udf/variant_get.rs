@@ -14,8 +14,8 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature,
-    TypeSignature, Volatility,
+    ColumnarValue, Documentation, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 use parquet_variant::{Variant, VariantMetadata};
 
@@ -176,6 +176,29 @@ impl ScalarUDFImpl for VariantGetFunc {
     fn documentation(&self) -> Option<&Documentation> {
         Some(if self.safe { &TRY_GET_DOC } else { &GET_DOC })
     }
+
+    /// A call that cannot fail (`variant_get` without a type, `try_variant_get`)
+    /// on a column with literal arguments moves towards the scan: DataFusion
+    /// lifts it out of filters, sorts and aggregates into a projection right
+    /// above the table, where the Parquet reader produces it from the shredded
+    /// leaves (`reader::pushdown`). A `variant_get` with a type can fail, so it
+    /// stays where it is and errors only for the rows that reach it (after
+    /// filters); the analyzer splits it into `variant_get(variant_get(v, p), '$',
+    /// t)`, whose inner part moves (`sql::casts`).
+    fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
+        let base = args.first().copied();
+        if (args.len() == 2 || self.safe)
+            && matches!(
+                base,
+                Some(ExpressionPlacement::Column | ExpressionPlacement::MoveTowardsLeafNodes)
+            )
+            && args[1..].iter().all(|p| *p == ExpressionPlacement::Literal)
+        {
+            ExpressionPlacement::MoveTowardsLeafNodes
+        } else {
+            ExpressionPlacement::KeepInPlace
+        }
+    }
 }
 
 /// Variant output: the sub-values; the metadata column is the input's, shared.
@@ -315,4 +338,25 @@ fn extract(
         }
         Output::Typed(c) => Ok(c.finish()),
     }
+}
+
+/// `variant_get(column, '$', target)` over a whole Variant column, for readers
+/// that have already located the sub-values (the shredded pushdown of
+/// `reader::pushdown`). Same conversions, errors and guard as the function.
+pub(crate) fn extract_root(
+    func: &str,
+    column: &ArrayRef,
+    target: Option<&SparkType>,
+    options: CastOptions,
+) -> Result<ArrayRef> {
+    let root: Option<Vec<PathSegment>> = Some(Vec::new());
+    guard(func, || {
+        extract(
+            func,
+            std::slice::from_ref(column),
+            Some(&root),
+            target,
+            options,
+        )
+    })
 }

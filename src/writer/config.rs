@@ -31,6 +31,9 @@ extensions_options! {
         /// [`crate::variant_context_with_config`]; the CLI also applies it when set
         /// in a session (`--spark`). Needs the crate feature `spark` (on by default).
         pub spark_functions: bool, default = false
+        /// Reads `variant_get` extractions from shredded Parquet leaves and prunes
+        /// row groups and pages on their statistics. `false` reads whole values.
+        pub pushdown: bool, default = true
     }
 }
 

@@ -1,0 +1,439 @@
+//! Shredded pushdown of path extractions.
+//!
+//! Per file, `variant_get(v, '$.a.b', 'bigint')` (and `try_variant_get`, and the
+//! `v:a.b::bigint` syntax that plans to them) becomes [`ShreddedGet`] over the
+//! leaves of that path in the file's shredded layout:
+//!
+//! ```text
+//! variant_get(v@0, $.a.b, bigint)
+//!   => shredded_get(v.typed_value.a.typed_value.b.typed_value,     -- the typed leaf
+//!                   v.typed_value.a.typed_value.b.value,           -- its residual
+//!                   v.metadata)                                     -- for the residual
+//! ```
+//!
+//! The leaves are `get_field` calls on the file's column, which DataFusion's
+//! Parquet reader turns into a leaf-level projection mask (only those column
+//! chunks are read) and accepts in row filters. Where the file's statistics show
+//! the residual all-null ([`ValueFreeNodes`]), neither it nor the metadata is read.
+//! A path the file does not shred down to a primitive (an array step, an
+//! unshredded key, an object or array at the end) keeps the original call over
+//! the whole, reassembled value: partial pushdown, decided per file and per
+//! extraction.
+//!
+//! The result is the function's, row for row: typed values pass through when the
+//! requested type is the shredded one or an exact widening of it
+//! ([`exact_widening`]); everything else goes through the function's own
+//! conversion ([`crate::udf::extract_root`]) on the leaf's values.
+
+use std::collections::HashSet;
+use std::fmt::{self, Display, Formatter};
+use std::hash::Hash;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BinaryViewArray, StructArray, new_null_array};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::{Result, ScalarValue};
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_expr::expressions::{Column, Literal};
+
+use crate::array::{EMPTY_METADATA, is_variant_type};
+use crate::udf::VariantGetFunc;
+use crate::udf::common::session_tz;
+use crate::variant::cast::CastOptions;
+use crate::variant::path::{PathSegment, parse_path};
+use crate::variant::types::SparkType;
+
+/// A `variant_get` / `try_variant_get` call on a column with a literal path and
+/// type: the only calls the reader can answer from shredded leaves.
+#[derive(Debug, Clone)]
+pub struct Extraction {
+    /// The function name, for errors and display.
+    pub func: &'static str,
+    /// The VARIANT column.
+    pub column: Column,
+    /// The path as written.
+    pub path_text: String,
+    /// The parsed path.
+    pub path: Vec<PathSegment>,
+    /// The requested type (`None`: VARIANT).
+    pub target: Option<SparkType>,
+    /// `try_variant_get`.
+    pub safe: bool,
+    /// The call's result field.
+    pub return_field: FieldRef,
+    /// The session options the call was planned with (time zone).
+    pub config: Arc<ConfigOptions>,
+}
+
+impl Extraction {
+    /// Recognises an extraction; anything else (a path column, a NULL path, a call
+    /// over an expression) is `None`.
+    pub fn of(expr: &dyn PhysicalExpr) -> Option<Self> {
+        let (call, safe) = variant_get_call(expr)?;
+        let args = call.args();
+        let literal = |i: usize| -> Option<String> {
+            let l = args.get(i)?.downcast_ref::<Literal>()?;
+            l.value().try_as_str().flatten().map(str::to_string)
+        };
+        let path_text = literal(1)?;
+        let mut path = parse_path(&path_text).ok()?;
+        let target = match args.len() {
+            2 => None,
+            3 => match SparkType::parse(&literal(2)?).ok()? {
+                SparkType::Variant => None,
+                t => Some(t),
+            },
+            _ => return None,
+        };
+        // `variant_get(variant_get(v, p), '$', t)`, as the analyzer splits a
+        // conversion off its path.
+        let (column, path_text) = match args[0].downcast_ref::<Column>() {
+            Some(c) => (c.clone(), path_text),
+            None => {
+                let inner = Extraction::of(args[0].as_ref())?;
+                if !path.is_empty() || inner.target.is_some() {
+                    return None;
+                }
+                path = inner.path;
+                (inner.column, inner.path_text)
+            }
+        };
+        Some(Self {
+            func: if safe {
+                "try_variant_get"
+            } else {
+                "variant_get"
+            },
+            column,
+            path_text,
+            path,
+            target,
+            safe,
+            return_field: call.return_field(&Schema::empty()).ok()?,
+            config: Arc::new(call.config_options().clone()),
+        })
+    }
+
+    /// `v: $.a.b AS bigint`, for plans and metrics.
+    pub fn describe(&self) -> String {
+        let target = self
+            .target
+            .as_ref()
+            .map_or_else(|| "variant".to_string(), SparkType::sql_name);
+        format!("{}: {} AS {target}", self.column.name(), self.path_text)
+    }
+
+    /// Where this path lives in a file's layout of the column, when it can be read
+    /// from there.
+    pub fn resolve(&self, physical: &Schema) -> Option<ShreddedNode> {
+        let field = physical.field_with_name(self.column.name()).ok()?;
+        resolve_path(field.data_type(), &self.path)
+    }
+}
+
+/// A `variant_get` / `try_variant_get` call: the call, `safe`, its arguments.
+fn variant_get_call(expr: &dyn PhysicalExpr) -> Option<(&ScalarFunctionExpr, bool)> {
+    let call = ScalarFunctionExpr::try_downcast_func::<VariantGetFunc>(expr)?;
+    let safe = call
+        .fun()
+        .inner()
+        .downcast_ref::<VariantGetFunc>()?
+        .is_safe();
+    Some((call, safe))
+}
+
+/// A path's node in a shredded layout: the field names from the column down to
+/// the group holding the path's `value` / `typed_value`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShreddedNode {
+    /// `["typed_value", "a", "typed_value", "b"]` for `$.a.b`; empty for `$`.
+    pub node: Vec<String>,
+    /// Whether the group has a residual `value`.
+    pub value: bool,
+    /// The group's primitive `typed_value`, if any.
+    pub typed: Option<DataType>,
+}
+
+impl ShreddedNode {
+    /// The field names of the residual `value` leaf.
+    pub fn value_path(&self) -> Vec<String> {
+        let mut p = self.node.clone();
+        p.push("value".to_string());
+        p
+    }
+
+    /// The field names of the `typed_value` leaf.
+    pub fn typed_path(&self) -> Vec<String> {
+        let mut p = self.node.clone();
+        p.push("typed_value".to_string());
+        p
+    }
+}
+
+/// Follows `path` through a shredded VARIANT layout. `None` when the column is
+/// not shredded, a step is an array index or a key that is not shredded, or the
+/// node's `typed_value` is an object or array (those are read whole).
+pub fn resolve_path(column_type: &DataType, path: &[PathSegment]) -> Option<ShreddedNode> {
+    let DataType::Struct(top) = column_type else {
+        return None;
+    };
+    if !is_variant_type(column_type) || top.find("typed_value").is_none() {
+        return None;
+    }
+    let mut fields: &Fields = top;
+    let mut node = Vec::new();
+    for segment in path {
+        let PathSegment::Key(key) = segment else {
+            return None;
+        };
+        let (_, typed) = fields.find("typed_value")?;
+        let DataType::Struct(object) = typed.data_type() else {
+            return None;
+        };
+        let (_, child) = object.find(key)?;
+        let DataType::Struct(child_fields) = child.data_type() else {
+            return None;
+        };
+        node.push("typed_value".to_string());
+        node.push(key.clone());
+        fields = child_fields;
+    }
+    let value = fields
+        .find("value")
+        .is_some_and(|(_, f)| matches!(f.data_type(), DataType::Binary | DataType::BinaryView));
+    let typed = match fields.find("typed_value") {
+        None => None,
+        Some((_, f)) if f.data_type().is_nested() => return None,
+        Some((_, f)) => Some(f.data_type().clone()),
+    };
+    (value || typed.is_some()).then_some(ShreddedNode { node, value, typed })
+}
+
+/// Whether a typed leaf of type `from` converts to the requested `to` exactly and
+/// infallibly, in the same order: then the leaf passes through (and its
+/// statistics can prune). Spark's casts agree with Arrow's on these.
+pub fn exact_widening(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    if from == to {
+        return true;
+    }
+    match (from, to) {
+        (Utf8View | LargeUtf8, Utf8) | (BinaryView | LargeBinary, Binary) => true,
+        (Int8, Int16 | Int32 | Int64) | (Int16, Int32 | Int64) | (Int32, Int64) => true,
+        (Float32, Float64) => true,
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => s1 == s2 && p2 >= p1,
+        _ => false,
+    }
+}
+
+/// The shredded nodes, per column, whose residual `value` is known to be all null
+/// in the row groups a scan of one file reads (from the file's statistics).
+pub type ValueFreeNodes = HashSet<(String, Vec<String>)>;
+
+/// A `get_field(column, names...)` on the file's column.
+fn leaf(column: &Column, names: &[String], physical: &Schema) -> Result<Arc<dyn PhysicalExpr>> {
+    let mut args: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::new(column.clone())];
+    args.extend(
+        names
+            .iter()
+            .map(|n| Arc::new(Literal::new(ScalarValue::Utf8(Some(n.clone())))) as _),
+    );
+    Ok(Arc::new(ScalarFunctionExpr::try_new(
+        datafusion::functions::core::get_field(),
+        args,
+        physical,
+        Arc::new(ConfigOptions::default()),
+    )?))
+}
+
+/// The per-file rewrite of an extraction, or `None` when this file cannot answer
+/// it from leaves.
+pub fn rewrite_extraction(
+    extraction: &Extraction,
+    physical: &Schema,
+    value_free: &ValueFreeNodes,
+) -> Result<Option<ShreddedGet>> {
+    let Some(node) = extraction.resolve(physical) else {
+        return Ok(None);
+    };
+    let Ok(index) = physical.index_of(extraction.column.name()) else {
+        return Ok(None);
+    };
+    let column = Column::new(extraction.column.name(), index);
+    let residual = node.value
+        && !value_free.contains(&(extraction.column.name().to_string(), node.node.clone()));
+    let value = residual
+        .then(|| leaf(&column, &node.value_path(), physical))
+        .transpose()?;
+    let metadata = residual
+        .then(|| leaf(&column, &["metadata".to_string()], physical))
+        .transpose()?;
+    let typed = node
+        .typed
+        .is_some()
+        .then(|| leaf(&column, &node.typed_path(), physical))
+        .transpose()?;
+    Ok(Some(ShreddedGet {
+        description: extraction.describe(),
+        func: extraction.func,
+        target: extraction.target.clone(),
+        options: CastOptions {
+            safe: extraction.safe,
+            tz: session_tz(&extraction.config)?,
+        },
+        return_field: Arc::clone(&extraction.return_field),
+        metadata,
+        value,
+        typed,
+    }))
+}
+
+/// An extraction answered from one file's shredded leaves (see the module docs).
+#[derive(Debug, Clone)]
+pub struct ShreddedGet {
+    description: String,
+    func: &'static str,
+    target: Option<SparkType>,
+    options: CastOptions,
+    return_field: FieldRef,
+    metadata: Option<Arc<dyn PhysicalExpr>>,
+    value: Option<Arc<dyn PhysicalExpr>>,
+    typed: Option<Arc<dyn PhysicalExpr>>,
+}
+
+impl ShreddedGet {
+    /// Whether the residual (and the metadata) are read.
+    pub fn reads_residual(&self) -> bool {
+        self.value.is_some()
+    }
+}
+
+impl PartialEq for ShreddedGet {
+    fn eq(&self, other: &Self) -> bool {
+        self.description == other.description
+            && self.func == other.func
+            && self.children() == other.children()
+    }
+}
+
+impl Eq for ShreddedGet {}
+
+impl Hash for ShreddedGet {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.description.hash(state);
+        self.func.hash(state);
+        for c in self.children() {
+            c.hash(state);
+        }
+    }
+}
+
+impl Display for ShreddedGet {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "shredded_get({}", self.description)?;
+        if self.value.is_none() {
+            write!(f, ", typed only")?;
+        }
+        write!(f, ")")
+    }
+}
+
+fn evaluate_opt(
+    expr: &Option<Arc<dyn PhysicalExpr>>,
+    batch: &arrow::array::RecordBatch,
+) -> Result<Option<ArrayRef>> {
+    expr.as_ref()
+        .map(|e| e.evaluate(batch)?.into_array(batch.num_rows()))
+        .transpose()
+}
+
+impl PhysicalExpr for ShreddedGet {
+    fn return_field(&self, _input_schema: &Schema) -> Result<FieldRef> {
+        Ok(Arc::clone(&self.return_field))
+    }
+
+    fn evaluate(&self, batch: &arrow::array::RecordBatch) -> Result<ColumnarValue> {
+        let rows = batch.num_rows();
+        let out_type = self.return_field.data_type();
+        let typed = evaluate_opt(&self.typed, batch)?;
+        let value = evaluate_opt(&self.value, batch)?;
+        let residual_empty = value
+            .as_ref()
+            .is_none_or(|v| v.logical_null_count() == v.len());
+        if residual_empty {
+            match &typed {
+                None => return Ok(ColumnarValue::Array(new_null_array(out_type, rows))),
+                Some(t) if self.target.is_some() && exact_widening(t.data_type(), out_type) => {
+                    return Ok(ColumnarValue::Array(arrow::compute::cast(t, out_type)?));
+                }
+                Some(_) => {}
+            }
+        }
+        // The general case: the leaf's values as a Variant column, converted by
+        // the function itself.
+        let metadata = match evaluate_opt(&self.metadata, batch)? {
+            Some(m) => m,
+            None => Arc::new(BinaryViewArray::from(vec![EMPTY_METADATA; rows])) as ArrayRef,
+        };
+        // A row is present when the path has a residual or a typed value there;
+        // otherwise the path is missing (or the whole value is NULL).
+        let presence = |a: &Option<ArrayRef>| -> Option<NullBuffer> {
+            a.as_ref().map(|a| {
+                a.logical_nulls()
+                    .unwrap_or_else(|| NullBuffer::new_valid(a.len()))
+            })
+        };
+        let valid = match (presence(&value), presence(&typed)) {
+            (Some(v), Some(t)) => NullBuffer::new(v.inner() | t.inner()),
+            (Some(n), None) | (None, Some(n)) => n,
+            (None, None) => NullBuffer::new_null(rows),
+        };
+        let mut fields = vec![Field::new("metadata", metadata.data_type().clone(), true)];
+        let mut columns = vec![metadata];
+        if let Some(v) = value {
+            fields.push(Field::new("value", v.data_type().clone(), true));
+            columns.push(v);
+        }
+        if let Some(t) = typed {
+            fields.push(Field::new("typed_value", t.data_type().clone(), true));
+            columns.push(t);
+        }
+        let column: ArrayRef = Arc::new(StructArray::try_new(
+            Fields::from(fields),
+            columns,
+            Some(valid),
+        )?);
+        let result =
+            crate::udf::extract_root(self.func, &column, self.target.as_ref(), self.options)?;
+        Ok(ColumnarValue::Array(result))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        [&self.metadata, &self.value, &self.typed]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let mut children = children.into_iter();
+        let mut next =
+            |slot: &Option<Arc<dyn PhysicalExpr>>| slot.as_ref().and_then(|_| children.next());
+        let mut new = self.as_ref().clone();
+        new.metadata = next(&self.metadata);
+        new.value = next(&self.value);
+        new.typed = next(&self.typed);
+        Ok(Arc::new(new))
+    }
+
+    fn fmt_sql(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}

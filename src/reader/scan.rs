@@ -1,0 +1,954 @@
+//! [`VariantScanExec`]: row-group and page pruning on shredded leaves, and the
+//! per-file setup of the shredded pushdown.
+//!
+//! DataFusion's pruning only understands top-level columns, so a filter on
+//! `variant_get(v, '$.a', 'bigint')` cannot skip anything by itself. This node
+//! wraps a Parquet scan whose projection holds extractions (DataFusion moves
+//! `variant_get` calls with literal arguments into the scan, see
+//! `VariantGetFunc::placement`) and, per file, before the scan opens it:
+//!
+//! 1. reads the footer and page index (through DataFusion's metadata cache, so
+//!    the scan does not read them again);
+//! 2. evaluates the filter's extraction predicates on the statistics of each
+//!    path's `typed_value` leaf, per row group and then per page, and hands the
+//!    surviving row groups and row ranges to the scan as a `ParquetAccessPlan`;
+//! 3. tells the scan's expression adapter which residuals are all null in the row
+//!    groups it reads, so those extractions read only the typed leaf.
+//!
+//! Pruning on a leaf is sound only where (variant-spec.md §11) the leaf's residual
+//! `value` is all null in that row group (every present value has the shredded
+//! type), and the requested type is the shredded type or an exact widening of it
+//! (a conversion that can neither fail nor reorder values). Float leaves are not
+//! pruned on (Parquet statistics leave NaN out). Everywhere else the row group
+//! is kept; the filter above the scan always runs.
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::{self, Formatter};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::pruning::PruningStatistics;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Column as LogicalColumn, Result, ScalarValue};
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
+};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::{BinaryExpr, Column};
+use datafusion::physical_expr::utils::split_conjunction;
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use futures::{StreamExt, TryStreamExt};
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::schema::types::SchemaDescriptor;
+
+use super::adapter::VariantExprAdapterFactory;
+use super::pushdown::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
+
+/// The extractions of a scan: the projected ones and those in the filter above.
+#[derive(Debug, Clone, Default)]
+pub struct ScanExtractions {
+    /// Extractions the scan produces (its projection).
+    pub projected: Vec<Extraction>,
+    /// The filter's conjuncts that involve an extraction, over the scan's file
+    /// (table) schema.
+    pub predicates: Vec<Arc<dyn PhysicalExpr>>,
+}
+
+/// Counters shown by `EXPLAIN ANALYZE`.
+#[derive(Debug, Clone)]
+struct ScanMetrics {
+    files: Count,
+    extractions_pushed: Count,
+    extractions_fallback: Count,
+    residuals_skipped: Count,
+    row_groups_pruned: Count,
+    row_groups_matched: Count,
+    pages_pruned: Count,
+    pages_matched: Count,
+    rows_pruned_by_pages: Count,
+}
+
+impl ScanMetrics {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
+        Self {
+            files: c("file_scans"),
+            extractions_pushed: c("extractions_pushed"),
+            extractions_fallback: c("extractions_fallback"),
+            residuals_skipped: c("residuals_skipped"),
+            row_groups_pruned: c("row_groups_pruned"),
+            row_groups_matched: c("row_groups_matched"),
+            pages_pruned: c("pages_pruned"),
+            pages_matched: c("pages_matched"),
+            rows_pruned_by_pages: c("rows_pruned_by_pages"),
+        }
+    }
+}
+
+/// Wraps a Parquet `DataSourceExec` (see the module docs).
+#[derive(Debug)]
+pub struct VariantScanExec {
+    input: Arc<dyn ExecutionPlan>,
+    config: FileScanConfig,
+    extractions: ScanExtractions,
+    /// The scan's own expression adapter, under ours.
+    base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl VariantScanExec {
+    /// Wraps `input`, a `DataSourceExec` over `config`; `base_adapter` is the
+    /// scan's expression adapter factory before ours was installed.
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        config: FileScanConfig,
+        extractions: ScanExtractions,
+        base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    ) -> Self {
+        Self {
+            input,
+            config,
+            extractions,
+            base_adapter,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// The extractions this scan pushes and prunes on.
+    pub fn extractions(&self) -> &ScanExtractions {
+        &self.extractions
+    }
+
+    /// The wrapped scan's configuration.
+    pub fn config(&self) -> &FileScanConfig {
+        &self.config
+    }
+
+    /// The same scan with more filter predicates to prune on; with `row_filter`
+    /// (`datafusion.execution.parquet.pushdown_filters`) the Parquet scan also
+    /// evaluates them while decoding (late materialization).
+    pub fn with_predicates(
+        &self,
+        predicates: Vec<Arc<dyn PhysicalExpr>>,
+        row_filter: bool,
+    ) -> Result<Self> {
+        let mut extractions = self.extractions.clone();
+        let mut added = Vec::new();
+        for p in predicates {
+            if !extractions
+                .predicates
+                .iter()
+                .any(|q| q.as_ref() == p.as_ref())
+            {
+                extractions.predicates.push(Arc::clone(&p));
+                added.push(p);
+            }
+        }
+        let (input, config) = match self.config.file_source().downcast_ref::<ParquetSource>() {
+            Some(source) if row_filter && !added.is_empty() => {
+                let combined = source
+                    .filter()
+                    .into_iter()
+                    .chain(added)
+                    .reduce(|a, b| {
+                        Arc::new(BinaryExpr::new(a, Operator::And, b)) as Arc<dyn PhysicalExpr>
+                    })
+                    .expect("at least one predicate");
+                let config = FileScanConfigBuilder::from(self.config.clone())
+                    .with_source(Arc::new(source.with_predicate(combined)))
+                    .build();
+                (
+                    DataSourceExec::from_data_source(config.clone()) as Arc<dyn ExecutionPlan>,
+                    config,
+                )
+            }
+            _ => (Arc::clone(&self.input), self.config.clone()),
+        };
+        Ok(Self::new(
+            input,
+            config,
+            extractions,
+            self.base_adapter.clone(),
+        ))
+    }
+
+    /// Every distinct extraction, projected or filtered on.
+    fn all_extractions(&self) -> Vec<Extraction> {
+        let mut out: Vec<Extraction> = Vec::new();
+        let mut add = |e: Extraction| {
+            if !out.iter().any(|o| o.describe() == e.describe()) {
+                out.push(e);
+            }
+        };
+        for e in &self.extractions.projected {
+            add(e.clone());
+        }
+        for p in &self.extractions.predicates {
+            for e in extractions_in(p) {
+                add(e);
+            }
+        }
+        out
+    }
+}
+
+/// The extractions inside an expression.
+pub fn extractions_in(expr: &Arc<dyn PhysicalExpr>) -> Vec<Extraction> {
+    let mut out = Vec::new();
+    let _ = expr.apply(|e| {
+        if let Some(x) = Extraction::of(e.as_ref()) {
+            out.push(x);
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    out
+}
+
+impl DisplayAs for VariantScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "VariantScanExec: ")?;
+        let pushed: Vec<String> = self
+            .extractions
+            .projected
+            .iter()
+            .map(Extraction::describe)
+            .collect();
+        write!(f, "extractions=[{}]", pushed.join(", "))?;
+        if !self.extractions.predicates.is_empty() {
+            let preds: Vec<String> = self
+                .extractions
+                .predicates
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            write!(f, ", pruning_predicate=[{}]", preds.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for VariantScanExec {
+    fn name(&self) -> &str {
+        "VariantScanExec"
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        // The pruning predicates are over the file schema, not over this node's
+        // input: they are not expressions of the plan.
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = children.pop().ok_or_else(|| {
+            datafusion::common::internal_datafusion_err!("VariantScanExec needs its scan")
+        })?;
+        // A rebuilt child is a new scan: take its configuration.
+        let Some(config) = scan_config(&input).cloned() else {
+            return Ok(input);
+        };
+        Ok(Arc::new(Self {
+            input,
+            config,
+            extractions: self.extractions.clone(),
+            base_adapter: self.base_adapter.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let files = self
+            .config
+            .file_groups
+            .get(partition)
+            .map(|g| g.files().to_vec())
+            .unwrap_or_default();
+        let store = context
+            .runtime_env()
+            .object_store(&self.config.object_store_url)?;
+        let cache = context
+            .runtime_env()
+            .cache_manager
+            .get_file_metadata_cache();
+        let metrics = ScanMetrics::new(&self.metrics, partition);
+        let planner = Arc::new(FilePlanner::new(
+            self.all_extractions(),
+            &self.extractions.predicates,
+            self.config.file_schema(),
+        ));
+        let config = self.config.clone();
+        let base_adapter = self.base_adapter.clone();
+        let limit = config.limit;
+        let schema = self.schema();
+        let stream = futures::stream::iter(files)
+            .then(move |file| {
+                let store = Arc::clone(&store);
+                let cache = Arc::clone(&cache);
+                let planner = Arc::clone(&planner);
+                let config = config.clone();
+                let context = Arc::clone(&context);
+                let metrics = metrics.clone();
+                let base_adapter = base_adapter.clone();
+                async move {
+                    let metadata = DFParquetMetadata::new(store.as_ref(), &file.object_meta)
+                        .with_file_metadata_cache(Some(cache))
+                        .with_metadata_size_hint(file.metadata_size_hint)
+                        .with_page_index_policy(Some(PageIndexPolicy::Optional))
+                        .fetch_metadata()
+                        .await?;
+                    let plan = planner.plan(&metadata, &file, &metrics)?;
+                    let mut file = file;
+                    if let Some(access) = plan.access {
+                        file.extensions.insert(access);
+                    }
+                    let factory = VariantExprAdapterFactory::new(base_adapter)
+                        .with_value_free_nodes(Arc::new(plan.value_free));
+                    let single = FileScanConfigBuilder::from(config)
+                        .with_file_groups(vec![FileGroup::new(vec![file])])
+                        .with_expr_adapter(Some(Arc::new(factory)))
+                        .build();
+                    DataSourceExec::from_data_source(single).execute(0, context)
+                }
+            })
+            .try_flatten();
+        let stream = match limit {
+            None => stream.boxed(),
+            Some(limit) => {
+                let mut remaining = limit;
+                stream
+                    .try_filter_map(move |batch| {
+                        let take = remaining.min(batch.num_rows());
+                        remaining -= take;
+                        futures::future::ready(Ok((take > 0).then(|| batch.slice(0, take))))
+                    })
+                    .boxed()
+            }
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// The `FileScanConfig` of a Parquet `DataSourceExec`.
+pub fn scan_config(plan: &Arc<dyn ExecutionPlan>) -> Option<&FileScanConfig> {
+    let exec = (plan.as_ref() as &dyn Any).downcast_ref::<DataSourceExec>()?;
+    let config = (exec.data_source().as_ref() as &dyn Any).downcast_ref::<FileScanConfig>()?;
+    (config.file_source().as_ref() as &dyn Any)
+        .downcast_ref::<ParquetSource>()
+        .map(|_| config)
+}
+
+/// What one file's scan gets.
+struct FilePlan {
+    access: Option<ParquetAccessPlan>,
+    value_free: ValueFreeNodes,
+}
+
+/// Per-file pruning, prepared once per partition.
+struct FilePlanner {
+    extractions: Vec<Extraction>,
+    /// The predicate with extraction `k` replaced by the column `__variant_k`.
+    predicates: Vec<Arc<dyn PhysicalExpr>>,
+    /// `__variant_k` columns plus every other column the predicates use.
+    pruning_schema: SchemaRef,
+}
+
+fn synthetic_name(k: usize) -> String {
+    format!("__variant_{k}")
+}
+
+impl FilePlanner {
+    fn new(
+        extractions: Vec<Extraction>,
+        predicates: &[Arc<dyn PhysicalExpr>],
+        file_schema: &SchemaRef,
+    ) -> Self {
+        let mut fields: Vec<Field> = extractions
+            .iter()
+            .enumerate()
+            .map(|(k, e)| Field::new(synthetic_name(k), e.return_field.data_type().clone(), true))
+            .collect();
+        // Other columns keep their names; they get no statistics here (DataFusion
+        // prunes on them itself).
+        let mut others: BTreeMap<String, DataType> = BTreeMap::new();
+        let rewritten: Vec<Arc<dyn PhysicalExpr>> = predicates
+            .iter()
+            .filter_map(|p| {
+                p.clone()
+                    .transform_down(|e| {
+                        if let Some(x) = Extraction::of(e.as_ref())
+                            && let Some(k) = extractions
+                                .iter()
+                                .position(|y| y.describe() == x.describe())
+                        {
+                            return Ok(Transformed::new(
+                                Arc::new(Column::new(&synthetic_name(k), k))
+                                    as Arc<dyn PhysicalExpr>,
+                                true,
+                                TreeNodeRecursion::Jump,
+                            ));
+                        }
+                        if let Some(c) = e.downcast_ref::<Column>()
+                            && !c.name().starts_with("__variant_")
+                            && let Ok(f) = file_schema.field_with_name(c.name())
+                        {
+                            others.insert(c.name().to_string(), f.data_type().clone());
+                        }
+                        Ok(Transformed::no(e))
+                    })
+                    .ok()
+                    .map(|t| t.data)
+            })
+            .collect();
+        fields.extend(others.iter().map(|(n, t)| Field::new(n, t.clone(), true)));
+        let schema = Arc::new(Schema::new(fields));
+        // Column indices must match the pruning schema.
+        let predicates = rewritten
+            .into_iter()
+            .filter_map(|p| {
+                p.transform(|e| {
+                    if let Some(c) = e.downcast_ref::<Column>()
+                        && let Ok(i) = schema.index_of(c.name())
+                    {
+                        return Ok(Transformed::yes(
+                            Arc::new(Column::new(c.name(), i)) as Arc<dyn PhysicalExpr>
+                        ));
+                    }
+                    Ok(Transformed::no(e))
+                })
+                .ok()
+                .map(|t| t.data)
+            })
+            .collect();
+        Self {
+            extractions,
+            predicates,
+            pruning_schema: schema,
+        }
+    }
+
+    fn plan(
+        &self,
+        metadata: &ParquetMetaData,
+        file: &datafusion::datasource::listing::PartitionedFile,
+        metrics: &ScanMetrics,
+    ) -> Result<FilePlan> {
+        metrics.files.add(1);
+        let descr = metadata.file_metadata().schema_descr();
+        let arrow_schema = parquet::arrow::parquet_to_arrow_schema(
+            descr,
+            metadata.file_metadata().key_value_metadata(),
+        )?;
+        let row_groups = metadata.row_groups();
+        let n = row_groups.len();
+        // Where each extraction lives in this file.
+        let nodes: Vec<Option<(ShreddedNode, Leaves)>> = self
+            .extractions
+            .iter()
+            .map(|e| {
+                let node = e.resolve(&arrow_schema)?;
+                let leaves = Leaves::find(descr, e.column.name(), &node)?;
+                Some((node, leaves))
+            })
+            .collect();
+        for n in &nodes {
+            if n.is_some() {
+                metrics.extractions_pushed.add(1);
+            } else {
+                metrics.extractions_fallback.add(1);
+            }
+        }
+        // Row group r has an all-null residual at extraction k.
+        let value_free: Vec<Vec<bool>> = nodes
+            .iter()
+            .map(|node| match node {
+                None => vec![false; n],
+                Some((_, leaves)) => (0..n).map(|r| leaves.value_all_null(metadata, r)).collect(),
+            })
+            .collect();
+
+        let user_plan = file.extensions.get::<ParquetAccessPlan>().is_some()
+            || file
+                .extensions
+                .get::<datafusion::datasource::physical_plan::parquet::ParquetRowSelection>()
+                .is_some();
+        let mut access = ParquetAccessPlan::new_all(n);
+        if !user_plan && !self.predicates.is_empty() && n > 0 {
+            let in_range: Vec<bool> = (0..n)
+                .map(|r| row_group_in_range(metadata, r, file))
+                .collect();
+            // Row groups.
+            let stats = LeafStatistics::row_groups(self, metadata, &nodes, &value_free)?;
+            let keep = self.prune(&stats)?;
+            for (r, keep) in keep.into_iter().enumerate() {
+                if !in_range[r] {
+                    continue;
+                }
+                if keep {
+                    metrics.row_groups_matched.add(1);
+                } else {
+                    metrics.row_groups_pruned.add(1);
+                    access.skip(r);
+                }
+            }
+            // Pages.
+            if let (Some(column_index), Some(offset_index)) =
+                (metadata.column_index(), metadata.offset_index())
+            {
+                for (r, in_range) in in_range.iter().enumerate() {
+                    if !access.should_scan(r) || !in_range {
+                        continue;
+                    }
+                    if let Some(selection) = self.prune_pages(
+                        metadata,
+                        &nodes,
+                        &value_free,
+                        r,
+                        column_index,
+                        offset_index,
+                        metrics,
+                    )? {
+                        if selection.selects_any() {
+                            access.scan_selection(r, selection);
+                        } else {
+                            access.skip(r);
+                        }
+                    }
+                }
+            }
+        }
+        // Residuals that are all null in every row group read are not read.
+        let mut free = ValueFreeNodes::new();
+        for (k, node) in nodes.iter().enumerate() {
+            let Some((node, _)) = node else { continue };
+            let all = (0..n).all(|r| !access.should_scan(r) || value_free[k][r]);
+            if all && node.value {
+                free.insert((
+                    self.extractions[k].column.name().to_string(),
+                    node.node.clone(),
+                ));
+                metrics.residuals_skipped.add(1);
+            }
+        }
+        let pruned_any = access
+            .inner()
+            .iter()
+            .any(|a| !matches!(a, RowGroupAccess::Scan));
+        Ok(FilePlan {
+            access: pruned_any.then_some(access),
+            value_free: free,
+        })
+    }
+
+    fn prune(&self, stats: &LeafStatistics) -> Result<Vec<bool>> {
+        let mut keep = vec![true; stats.containers];
+        for predicate in &self.predicates {
+            let Ok(pruning) = PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(&self.pruning_schema))
+                .try_build(Arc::clone(predicate))
+            else {
+                continue;
+            };
+            if pruning.always_true() {
+                continue;
+            }
+            for (k, p) in keep.iter_mut().zip(pruning.prune(stats)?) {
+                *k &= p;
+            }
+        }
+        Ok(keep)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn prune_pages(
+        &self,
+        metadata: &ParquetMetaData,
+        nodes: &[Option<(ShreddedNode, Leaves)>],
+        value_free: &[Vec<bool>],
+        r: usize,
+        column_index: &parquet::file::metadata::ParquetColumnIndex,
+        offset_index: &parquet::file::metadata::ParquetOffsetIndex,
+        metrics: &ScanMetrics,
+    ) -> Result<Option<RowSelection>> {
+        // Pages of different leaves do not line up: the predicates on one
+        // extraction are evaluated on its leaf's pages together, and the
+        // selections of the leaves intersected.
+        let mut by_leaf: BTreeMap<usize, Vec<Arc<dyn PhysicalExpr>>> = BTreeMap::new();
+        for predicate in &self.predicates {
+            let used: HashSet<usize> = columns_of(predicate)
+                .into_iter()
+                .filter_map(|name| name.strip_prefix("__variant_")?.parse().ok())
+                .collect();
+            if used.len() == 1 {
+                let k = *used.iter().next().expect("one element");
+                by_leaf.entry(k).or_default().push(Arc::clone(predicate));
+            }
+        }
+        let mut result: Option<RowSelection> = None;
+        for (k, predicates) in by_leaf {
+            let Some((_, leaves)) = &nodes[k] else {
+                continue;
+            };
+            if !value_free[k][r] || !self.prunable(k, leaves) {
+                continue;
+            }
+            let Some(stats) =
+                LeafStatistics::pages(self, metadata, k, leaves, r, column_index, offset_index)?
+            else {
+                continue;
+            };
+            let predicate = predicates
+                .into_iter()
+                .reduce(|a, b| Arc::new(BinaryExpr::new(a, Operator::And, b)) as _)
+                .expect("at least one predicate");
+            let Ok(pruning) = PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(&self.pruning_schema))
+                .try_build(predicate)
+            else {
+                continue;
+            };
+            if pruning.always_true() {
+                continue;
+            }
+            let keep = pruning.prune(&stats)?;
+            let mut selectors = Vec::with_capacity(keep.len());
+            for (keep, rows) in keep.iter().zip(&stats.page_rows) {
+                if *keep {
+                    metrics.pages_matched.add(1);
+                    selectors.push(RowSelector::select(*rows));
+                } else {
+                    metrics.pages_pruned.add(1);
+                    selectors.push(RowSelector::skip(*rows));
+                }
+            }
+            let selection = RowSelection::from(selectors);
+            result = Some(match result {
+                None => selection,
+                Some(prev) => prev.intersection(&selection),
+            });
+        }
+        if let Some(selection) = &result {
+            let rows = metadata.row_group(r).num_rows() as usize;
+            metrics
+                .rows_pruned_by_pages
+                .add(rows.saturating_sub(selection.row_count()));
+        }
+        Ok(result)
+    }
+
+    /// Whether extraction `k`'s leaf statistics can stand for its values (given an
+    /// all-null residual).
+    fn prunable(&self, k: usize, leaves: &Leaves) -> bool {
+        let e = &self.extractions[k];
+        let Some(typed) = &leaves.typed_type else {
+            return false;
+        };
+        e.target.is_some()
+            && !matches!(
+                typed,
+                DataType::Float16 | DataType::Float32 | DataType::Float64
+            )
+            && exact_widening(typed, e.return_field.data_type())
+    }
+}
+
+fn columns_of(expr: &Arc<dyn PhysicalExpr>) -> Vec<String> {
+    let mut out = Vec::new();
+    let _ = expr.apply(|e| {
+        if let Some(c) = e.downcast_ref::<Column>() {
+            out.push(c.name().to_string());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    out
+}
+
+/// Whether row group `r` belongs to the byte range of this (possibly split) file,
+/// for counting it once; the scan applies the range itself.
+fn row_group_in_range(
+    metadata: &ParquetMetaData,
+    r: usize,
+    file: &datafusion::datasource::listing::PartitionedFile,
+) -> bool {
+    let Some(range) = &file.range else {
+        return true;
+    };
+    let rg = metadata.row_group(r);
+    let Some(first) = rg.columns().first() else {
+        return true;
+    };
+    let offset = first
+        .dictionary_page_offset()
+        .unwrap_or_else(|| first.data_page_offset());
+    offset >= range.start && offset < range.end
+}
+
+/// The Parquet leaves of one extraction in one file.
+#[derive(Debug)]
+struct Leaves {
+    value: Option<usize>,
+    typed: Option<usize>,
+    typed_type: Option<DataType>,
+    typed_field: Option<Field>,
+}
+
+impl Leaves {
+    fn find(descr: &SchemaDescriptor, column: &str, node: &ShreddedNode) -> Option<Self> {
+        let index_of = |names: Vec<String>| -> Option<usize> {
+            let mut full = vec![column.to_string()];
+            full.extend(names);
+            descr
+                .columns()
+                .iter()
+                .position(|c| c.path().parts() == full.as_slice())
+        };
+        let value = if node.value {
+            Some(index_of(node.value_path())?)
+        } else {
+            None
+        };
+        let typed = match &node.typed {
+            Some(_) => Some(index_of(node.typed_path())?),
+            None => None,
+        };
+        Some(Self {
+            value,
+            typed,
+            typed_type: node.typed.clone(),
+            typed_field: node
+                .typed
+                .as_ref()
+                .map(|t| Field::new("typed_value", t.clone(), true)),
+        })
+    }
+
+    /// The residual of row group `r` holds no value (or does not exist).
+    fn value_all_null(&self, metadata: &ParquetMetaData, r: usize) -> bool {
+        let Some(v) = self.value else {
+            return true;
+        };
+        let rg = metadata.row_group(r);
+        let chunk = rg.column(v);
+        chunk
+            .statistics()
+            .and_then(|s| s.null_count_opt())
+            .is_some_and(|nulls| nulls as i64 == rg.num_rows())
+    }
+}
+
+/// Statistics of the typed leaves, as `__variant_k` columns, for row groups or for
+/// the pages of one row group.
+struct LeafStatistics {
+    containers: usize,
+    columns: HashMap<String, (ArrayRef, ArrayRef, ArrayRef)>,
+    row_counts: ArrayRef,
+    page_rows: Vec<usize>,
+}
+
+/// Nulls out the entries of `array` where `known` is false (unknown statistics).
+fn only_known(array: ArrayRef, known: &[bool]) -> Result<ArrayRef> {
+    let unknown = BooleanArray::from(known.iter().map(|k| !k).collect::<Vec<_>>());
+    Ok(arrow::compute::nullif(&array, &unknown)?)
+}
+
+impl LeafStatistics {
+    fn row_groups(
+        planner: &FilePlanner,
+        metadata: &ParquetMetaData,
+        nodes: &[Option<(ShreddedNode, Leaves)>],
+        value_free: &[Vec<bool>],
+    ) -> Result<Self> {
+        let descr = metadata.file_metadata().schema_descr();
+        let row_groups = metadata.row_groups();
+        let mut columns = HashMap::new();
+        for (k, node) in nodes.iter().enumerate() {
+            let Some((_, leaves)) = node else { continue };
+            let (Some(typed), Some(field)) = (leaves.typed, &leaves.typed_field) else {
+                continue;
+            };
+            if !planner.prunable(k, leaves) {
+                continue;
+            }
+            let target = planner.extractions[k].return_field.data_type();
+            let converter = StatisticsConverter::from_column_index(typed, field, descr)?;
+            let mins = arrow::compute::cast(&converter.row_group_mins(row_groups.iter())?, target)?;
+            let maxes =
+                arrow::compute::cast(&converter.row_group_maxes(row_groups.iter())?, target)?;
+            let nulls: ArrayRef = Arc::new(converter.row_group_null_counts(row_groups.iter())?);
+            let known = &value_free[k];
+            columns.insert(
+                synthetic_name(k),
+                (
+                    only_known(mins, known)?,
+                    only_known(maxes, known)?,
+                    only_known(nulls, known)?,
+                ),
+            );
+        }
+        let row_counts: ArrayRef = Arc::new(UInt64Array::from(
+            row_groups
+                .iter()
+                .map(|r| r.num_rows() as u64)
+                .collect::<Vec<_>>(),
+        ));
+        Ok(Self {
+            containers: row_groups.len(),
+            columns,
+            row_counts,
+            page_rows: Vec::new(),
+        })
+    }
+
+    fn pages(
+        planner: &FilePlanner,
+        metadata: &ParquetMetaData,
+        k: usize,
+        leaves: &Leaves,
+        r: usize,
+        column_index: &parquet::file::metadata::ParquetColumnIndex,
+        offset_index: &parquet::file::metadata::ParquetOffsetIndex,
+    ) -> Result<Option<Self>> {
+        let descr = metadata.file_metadata().schema_descr();
+        let (Some(typed), Some(field)) = (leaves.typed, &leaves.typed_field) else {
+            return Ok(None);
+        };
+        if column_index.get(r).and_then(|c| c.get(typed)).is_none()
+            || offset_index.get(r).and_then(|c| c.get(typed)).is_none()
+        {
+            return Ok(None);
+        }
+        let target = planner.extractions[k].return_field.data_type();
+        let converter = StatisticsConverter::from_column_index(typed, field, descr)?;
+        let groups = [r];
+        let mins = converter.data_page_mins(column_index, offset_index, groups.iter())?;
+        let maxes = converter.data_page_maxes(column_index, offset_index, groups.iter())?;
+        let nulls: ArrayRef =
+            Arc::new(converter.data_page_null_counts(column_index, offset_index, groups.iter())?);
+        let Some(rows) =
+            converter.data_page_row_counts(offset_index, metadata.row_groups(), groups.iter())?
+        else {
+            return Ok(None);
+        };
+        if rows.null_count() > 0 || rows.len() != mins.len() {
+            return Ok(None);
+        }
+        let page_rows: Vec<usize> = rows.values().iter().map(|r| *r as usize).collect();
+        let mut columns = HashMap::new();
+        columns.insert(
+            synthetic_name(k),
+            (
+                arrow::compute::cast(&mins, target)?,
+                arrow::compute::cast(&maxes, target)?,
+                nulls,
+            ),
+        );
+        Ok(Some(Self {
+            containers: page_rows.len(),
+            columns,
+            row_counts: Arc::new(rows),
+            page_rows,
+        }))
+    }
+}
+
+impl PruningStatistics for LeafStatistics {
+    fn min_values(&self, column: &LogicalColumn) -> Option<ArrayRef> {
+        self.columns.get(column.name()).map(|c| Arc::clone(&c.0))
+    }
+
+    fn max_values(&self, column: &LogicalColumn) -> Option<ArrayRef> {
+        self.columns.get(column.name()).map(|c| Arc::clone(&c.1))
+    }
+
+    fn num_containers(&self) -> usize {
+        self.containers
+    }
+
+    fn null_counts(&self, column: &LogicalColumn) -> Option<ArrayRef> {
+        self.columns.get(column.name()).map(|c| Arc::clone(&c.2))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        Some(Arc::clone(&self.row_counts))
+    }
+
+    fn contained(
+        &self,
+        _column: &LogicalColumn,
+        _values: &HashSet<ScalarValue>,
+    ) -> Option<BooleanArray> {
+        None
+    }
+}
+
+/// Finds the extraction conjuncts of a filter over a scan's output, rewritten over
+/// the scan's file schema.
+pub fn filter_predicates(
+    predicate: &Arc<dyn PhysicalExpr>,
+    config: &FileScanConfig,
+) -> Vec<Arc<dyn PhysicalExpr>> {
+    let projection = config.file_source().projection();
+    split_conjunction(predicate)
+        .into_iter()
+        .filter_map(|conjunct| {
+            let unprojected = match projection {
+                Some(p) => p.unproject_expr(conjunct).ok()?,
+                None => Arc::clone(conjunct),
+            };
+            (!extractions_in(&unprojected).is_empty()).then_some(unprojected)
+        })
+        .collect()
+}
+
+/// Whether the options turn the pushdown on (`variant.pushdown`, default true).
+pub fn pushdown_enabled(config: &ConfigOptions) -> bool {
+    config
+        .extensions
+        .get::<crate::writer::VariantOptions>()
+        .is_none_or(|o| o.pushdown)
+}
