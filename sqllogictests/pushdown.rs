@@ -1,0 +1,347 @@
+//! Differential test of the shredded pushdown: random documents written shredded
+//! (inferred), partially shredded (an explicit schema covering some paths) and
+//! unshredded, with small row groups and pages whose values straddle the
+//! predicates' literals (the main numeric field is clustered), plus one table
+//! holding all three layouts. Random queries with random predicates (=, <, >,
+//! BETWEEN, IN, IS [NOT] NULL, AND, OR, NOT; typed `variant_get` and
+//! `try_variant_get`) must give identical answers with `variant.pushdown` on and
+//! off, with and without Parquet row filters, and identical to the unshredded
+//! table. The pushdown must also have pruned something and pushed something.
+
+use std::fmt::Write as _;
+
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow::util::pretty::pretty_format_batches;
+use datafusion::error::Result;
+use datafusion::prelude::SessionContext;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const ROWS: usize = 2400;
+const DATASETS: u64 = 3;
+const QUERIES_PER_DATASET: usize = 100;
+
+/// A document; `dirty` is the chance that a field has an unusual type (the
+/// values then stay in the residual `value` and no row group with them prunes).
+/// Every unusual value still converts to the queried type, so that `variant_get`
+/// never fails (failing conversions are checked separately).
+fn document(rng: &mut StdRng, id: usize, dirty: f64) -> Option<String> {
+    if rng.random_bool(0.02) {
+        return None;
+    }
+    if rng.random_bool(0.02) {
+        return Some(
+            ["5", "\"text\"", "[1,2]", "null", "true"][rng.random_range(0..5)].to_string(),
+        );
+    }
+    let mut out = String::from("{");
+    let field = |out: &mut String, name: &str, value: String| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        write!(out, "\"{name}\":{value}").unwrap();
+    };
+    // a: clustered integer.
+    if !rng.random_bool(0.02) {
+        let a = (id * 3) as i64;
+        let value = if rng.random_bool(dirty) {
+            match rng.random_range(0..4) {
+                0 => format!("\"{a}\""),
+                1 => format!("{a}.0"),
+                2 => format!("{a}.25"),
+                _ => "null".to_string(),
+            }
+        } else {
+            a.to_string()
+        };
+        field(&mut out, "a", value);
+    }
+    // b: a few strings.
+    if !rng.random_bool(0.05) {
+        let value = if rng.random_bool(dirty) {
+            rng.random_range(0..10).to_string()
+        } else {
+            format!(
+                "\"{}\"",
+                ["red", "green", "blue", "s1", "Zed"][rng.random_range(0..5)]
+            )
+        };
+        field(&mut out, "b", value);
+    }
+    // c: an object {d: int, e: bool}, sometimes not an object.
+    if !rng.random_bool(0.1) {
+        let value = if rng.random_bool(dirty) {
+            "\"flat\"".to_string()
+        } else {
+            let d = if rng.random_bool(dirty) {
+                "\"x\"".to_string()
+            } else {
+                rng.random_range(0..100).to_string()
+            };
+            format!("{{\"d\":{d},\"e\":{}}}", rng.random_bool(0.5))
+        };
+        field(&mut out, "c", value);
+    }
+    // f: a decimal or a double.
+    if rng.random_bool(0.7) {
+        let value = if rng.random_bool(0.5) {
+            format!("{}.5", rng.random_range(-50..50))
+        } else {
+            format!("{}e-1", rng.random_range(-500..500))
+        };
+        field(&mut out, "f", value);
+    }
+    // g: an array.
+    if rng.random_bool(0.3) {
+        field(&mut out, "g", "[1,\"two\",3]".to_string());
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// One random comparison on an extraction (or a plain column).
+fn atom(rng: &mut StdRng) -> String {
+    let n = rng.random_range(-10..(ROWS as i64 * 3 + 10));
+    let m = n + rng.random_range(0..300);
+    let small = rng.random_range(-5..105);
+    let color = ["red", "green", "blue", "s1", "Zed", "nope"][rng.random_range(0..6)];
+    let op = ["=", "<", "<=", ">", ">=", "<>"][rng.random_range(0..6)];
+    match rng.random_range(0..16) {
+        0 => format!("v:a::bigint {op} {n}"),
+        1 => format!("v:a::bigint BETWEEN {n} AND {m}"),
+        2 => format!("v:a::bigint IN ({n}, {m}, {})", n + 3),
+        3 => "v:a::bigint IS NULL".to_string(),
+        4 => "v:a::bigint IS NOT NULL".to_string(),
+        5 => format!("variant_get(v, '$.a', 'bigint') {op} {n}"),
+        6 => format!("try_variant_get(v, '$.a', 'int') {op} {n}"),
+        7 => format!("v:b::string {op} '{color}'"),
+        8 => format!("v:b::string IN ('{color}', 'red')"),
+        9 => "v:b::string IS NULL".to_string(),
+        10 => format!("try_variant_get(v, '$.c.d', 'int') {op} {small}"),
+        11 => format!("try_variant_get(v, '$.c.d', 'bigint') BETWEEN {small} AND {}", small + 20),
+        12 => format!("try_variant_get(v, '$.c.e', 'boolean') = {}", rng.random_bool(0.5)),
+        13 => format!("id {op} {}", rng.random_range(0..ROWS)),
+        14 => format!("try_variant_get(v, '$.b', 'int') {op} {}", rng.random_range(0..10)),
+        _ => format!("v:f::double {op} {}", rng.random_range(-50..50)),
+    }
+}
+
+fn predicate(rng: &mut StdRng, depth: usize) -> String {
+    match rng.random_range(0..if depth > 1 { 1 } else { 5 }) {
+        0 => atom(rng),
+        1 | 2 => format!(
+            "({} AND {})",
+            predicate(rng, depth + 1),
+            predicate(rng, depth + 1)
+        ),
+        3 => format!(
+            "({} OR {})",
+            predicate(rng, depth + 1),
+            predicate(rng, depth + 1)
+        ),
+        _ => format!("NOT ({})", atom(rng)),
+    }
+}
+
+fn query(rng: &mut StdRng, table: &str) -> String {
+    let select = match rng.random_range(0..4) {
+        0 => "id, v:a::bigint AS a, v:b::string AS b, to_json(v:c) AS c".to_string(),
+        1 => "id, try_variant_get(v, '$.c.d', 'int') AS d, to_json(v:a) AS a, v:c.e::string AS e"
+            .to_string(),
+        2 => "id, to_json(v) AS v, try_variant_get(v, '$.f', 'decimal(10,2)') AS f".to_string(),
+        _ => {
+            return format!(
+                "SELECT count(*), sum(v:a::bigint), count(v:b), min(v:b::string) FROM {table} WHERE {}",
+                predicate(rng, 0)
+            );
+        }
+    };
+    format!(
+        "SELECT {select} FROM {table} WHERE {} ORDER BY 1, 2, 3, 4",
+        predicate(rng, 0)
+    )
+}
+
+/// The result's values, a line per row (no header: column names name the table).
+async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, String> {
+    let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    let batches = df.collect().await.map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for batch in &batches {
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &FormatOptions::default()))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        for row in 0..batch.num_rows() {
+            let cells: Vec<String> = formatters.iter().map(|f| f.value(row).to_string()).collect();
+            out.push_str(&cells.join(" | "));
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// `EXPLAIN ANALYZE` as text.
+async fn explain(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    pretty_format_batches(&batches).unwrap().to_string()
+}
+
+async fn set(ctx: &SessionContext, sql: &str) -> Result<()> {
+    ctx.sql(sql).await?.collect().await?;
+    Ok(())
+}
+
+/// Sums a metric of `VariantScanExec` over an `EXPLAIN ANALYZE`.
+async fn scan_metric(ctx: &SessionContext, sql: &str, metric: &str) -> Result<usize> {
+    let text = explain(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let mut total = 0;
+    for line in text.lines().filter(|l| l.contains("VariantScanExec")) {
+        if let Some(rest) = line.split(&format!("{metric}=")).nth(1) {
+            let number: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'K')
+                .collect();
+            total += if let Some(k) = number.strip_suffix('K') {
+                (k.parse::<f64>().unwrap() * 1000.0) as usize
+            } else {
+                number.parse::<usize>().unwrap_or(0)
+            };
+        }
+    }
+    Ok(total)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushdown_on_and_off_agree_on_random_queries() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("df_variant_pushdown_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut combinations = 0;
+    let mut failures = Vec::new();
+    let mut pruned = 0;
+    let mut pushed = 0;
+    for dataset in 0..DATASETS {
+        let mut rng = StdRng::seed_from_u64(0xd1ff + dataset);
+        // Clean data (everything typed: prunes), a little dirt, a lot of dirt.
+        let dirty = [0.0, 0.01, 0.2][dataset as usize];
+        let mut values = String::new();
+        for id in 0..ROWS {
+            if id > 0 {
+                values.push_str(", ");
+            }
+            match document(&mut rng, id, dirty) {
+                Some(doc) => write!(values, "({id}, '{doc}')").unwrap(),
+                None => write!(values, "({id}, NULL)").unwrap(),
+            }
+        }
+        let ctx = df_variant::variant_context();
+        set(
+            &ctx,
+            &format!(
+                "CREATE TABLE src AS SELECT CAST(id AS BIGINT) AS id, parse_json(j) AS v FROM (VALUES {values}) t(id, j)"
+            ),
+        )
+        .await?;
+        let base = dir.join(format!("d{dataset}"));
+        let all = base.join("all");
+        std::fs::create_dir_all(&all).unwrap();
+        let layouts = [
+            ("shredded", "auto", ""),
+            ("partial", "auto", "struct<a:bigint,c:struct<d:int>>"),
+            ("plain", "off", ""),
+        ];
+        for (name, shredding, schema) in layouts {
+            let file = base.join(format!("{name}.parquet"));
+            set(
+                &ctx,
+                &format!(
+                    "COPY (SELECT id, v FROM src) TO '{}' STORED AS PARQUET OPTIONS (
+                        'variant.shredding' '{shredding}', 'variant.shredding_schema' '{schema}',
+                        max_row_group_size 300, data_page_row_count_limit 60, write_batch_size 60)",
+                    file.display()
+                ),
+            )
+            .await?;
+            // The mixed table: each layout in two files (two halves of the ids).
+            for (half, range) in [(0, "id < 1200"), (1, "id >= 1200")] {
+                set(
+                    &ctx,
+                    &format!(
+                        "COPY (SELECT id, v FROM src WHERE {range}) TO '{}/{name}_{half}.parquet' STORED AS PARQUET OPTIONS (
+                            'variant.shredding' '{shredding}', 'variant.shredding_schema' '{schema}',
+                            max_row_group_size 300, data_page_row_count_limit 60, write_batch_size 60)",
+                        all.display()
+                    ),
+                )
+                .await?;
+            }
+            set(
+                &ctx,
+                &format!(
+                    "CREATE EXTERNAL TABLE {name} STORED AS PARQUET LOCATION '{}'",
+                    file.display()
+                ),
+            )
+            .await?;
+        }
+        set(
+            &ctx,
+            &format!(
+                "CREATE EXTERNAL TABLE mixed STORED AS PARQUET LOCATION '{}/'",
+                all.display()
+            ),
+        )
+        .await?;
+
+        for q in 0..QUERIES_PER_DATASET {
+            let table = ["shredded", "mixed", "partial", "mixed"][q % 4];
+            let sql = query(&mut rng, table);
+            let row_filter = rng.random_bool(0.5);
+            set(
+                &ctx,
+                &format!("SET datafusion.execution.parquet.pushdown_filters = {row_filter}"),
+            )
+            .await?;
+            set(&ctx, "SET variant.pushdown = true").await?;
+            let on = run(&ctx, &sql).await;
+            set(&ctx, "SET variant.pushdown = false").await?;
+            let off = run(&ctx, &sql).await;
+            // One combination per file the query reads.
+            combinations += if table == "mixed" { 6 } else { 1 };
+            if on != off {
+                failures.push(format!(
+                    "dataset {dataset}, row filter {row_filter}: {sql}\n  on:  {on:?}\n  off: {off:?}"
+                ));
+                continue;
+            }
+            // The same data unshredded, for the single-layout tables.
+            if table != "mixed" {
+                let plain = run(&ctx, &sql.replace(&format!("FROM {table} "), "FROM plain "))
+                    .await;
+                if on != plain {
+                    failures.push(format!(
+                        "dataset {dataset}: {sql}\n  {table}: {on:?}\n  plain: {plain:?}"
+                    ));
+                }
+            }
+        }
+        // Something was pushed and pruned (on the clean data).
+        set(&ctx, "SET variant.pushdown = true").await?;
+        let probe = "SELECT count(*) FROM shredded WHERE v:a::bigint BETWEEN 300 AND 330";
+        pruned += scan_metric(&ctx, probe, "row_groups_pruned").await?;
+        pushed += scan_metric(&ctx, probe, "extractions_pushed").await?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(combinations >= 1000, "{combinations}");
+    assert!(pruned > 0, "nothing was pruned");
+    assert!(pushed > 0, "nothing was pushed");
+    assert!(
+        failures.is_empty(),
+        "{} of {combinations} differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
+    Ok(())
+}
