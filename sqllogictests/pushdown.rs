@@ -118,10 +118,19 @@ fn atom(rng: &mut StdRng) -> String {
         8 => format!("v:b::string IN ('{color}', 'red')"),
         9 => "v:b::string IS NULL".to_string(),
         10 => format!("try_variant_get(v, '$.c.d', 'int') {op} {small}"),
-        11 => format!("try_variant_get(v, '$.c.d', 'bigint') BETWEEN {small} AND {}", small + 20),
-        12 => format!("try_variant_get(v, '$.c.e', 'boolean') = {}", rng.random_bool(0.5)),
+        11 => format!(
+            "try_variant_get(v, '$.c.d', 'bigint') BETWEEN {small} AND {}",
+            small + 20
+        ),
+        12 => format!(
+            "try_variant_get(v, '$.c.e', 'boolean') = {}",
+            rng.random_bool(0.5)
+        ),
         13 => format!("id {op} {}", rng.random_range(0..ROWS)),
-        14 => format!("try_variant_get(v, '$.b', 'int') {op} {}", rng.random_range(0..10)),
+        14 => format!(
+            "try_variant_get(v, '$.b', 'int') {op} {}",
+            rng.random_range(0..10)
+        ),
         _ => format!("v:f::double {op} {}", rng.random_range(-50..50)),
     }
 }
@@ -175,7 +184,10 @@ async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, Str
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
         for row in 0..batch.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(row).to_string()).collect();
+            let cells: Vec<String> = formatters
+                .iter()
+                .map(|f| f.value(row).to_string())
+                .collect();
             out.push_str(&cells.join(" | "));
             out.push('\n');
         }
@@ -318,8 +330,7 @@ async fn pushdown_on_and_off_agree_on_random_queries() -> Result<()> {
             }
             // The same data unshredded, for the single-layout tables.
             if table != "mixed" {
-                let plain = run(&ctx, &sql.replace(&format!("FROM {table} "), "FROM plain "))
-                    .await;
+                let plain = run(&ctx, &sql.replace(&format!("FROM {table} "), "FROM plain ")).await;
                 if on != plain {
                     failures.push(format!(
                         "dataset {dataset}: {sql}\n  {table}: {on:?}\n  plain: {plain:?}"

@@ -334,14 +334,13 @@ impl PhysicalOptimizerRule for VariantAdapterRule {
         config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pushdown = pushdown_enabled(config);
-        let row_filter = config.execution.parquet.pushdown_filters;
         plan.transform_up(|node| {
             if let Some(scan) = install_adapter(&node, pushdown)? {
                 return Ok(Transformed::yes(scan));
             }
             if pushdown
                 && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
-                && let Some(input) = push_filter(filter, row_filter)?
+                && let Some(input) = push_filter(filter)?
             {
                 return Ok(Transformed::yes(replace_children_if_necessary(
                     node,
@@ -416,24 +415,21 @@ fn is_transparent(plan: &Arc<dyn ExecutionPlan>) -> bool {
 /// The filter's input with its `VariantScanExec` (below transparent operators)
 /// pruning on the filter's extraction conjuncts; `None` when there is nothing to
 /// push.
-fn push_filter(filter: &FilterExec, row_filter: bool) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+fn push_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     fn rebuild(
         node: &Arc<dyn ExecutionPlan>,
         predicate: &Arc<dyn PhysicalExpr>,
-        row_filter: bool,
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         if let Some(scan) = (node.as_ref() as &dyn Any).downcast_ref::<VariantScanExec>() {
             let predicates = filter_predicates(predicate, scan.config());
             if predicates.is_empty() {
                 return Ok(None);
             }
-            return Ok(Some(Arc::new(
-                scan.with_predicates(predicates, row_filter)?,
-            )));
+            return Ok(Some(Arc::new(scan.with_predicates(predicates)?)));
         }
         if is_transparent(node) {
             let child = node.children()[0];
-            return match rebuild(child, predicate, row_filter)? {
+            return match rebuild(child, predicate)? {
                 Some(c) => Ok(Some(replace_children_if_necessary(
                     Arc::clone(node),
                     vec![c],
@@ -443,5 +439,5 @@ fn push_filter(filter: &FilterExec, row_filter: bool) -> Result<Option<Arc<dyn E
         }
         Ok(None)
     }
-    rebuild(filter.input(), filter.predicate(), row_filter)
+    rebuild(filter.input(), filter.predicate())
 }

@@ -140,14 +140,10 @@ impl VariantScanExec {
         &self.config
     }
 
-    /// The same scan with more filter predicates to prune on; with `row_filter`
-    /// (`datafusion.execution.parquet.pushdown_filters`) the Parquet scan also
-    /// evaluates them while decoding (late materialization).
-    pub fn with_predicates(
-        &self,
-        predicates: Vec<Arc<dyn PhysicalExpr>>,
-        row_filter: bool,
-    ) -> Result<Self> {
+    /// The same scan with more filter predicates to prune on. When the Parquet
+    /// scan evaluates filters while decoding (`pushdown_filters`, as the table
+    /// was created with), it gets them too (late materialization).
+    pub fn with_predicates(&self, predicates: Vec<Arc<dyn PhysicalExpr>>) -> Result<Self> {
         let mut extractions = self.extractions.clone();
         let mut added = Vec::new();
         for p in predicates {
@@ -161,7 +157,9 @@ impl VariantScanExec {
             }
         }
         let (input, config) = match self.config.file_source().downcast_ref::<ParquetSource>() {
-            Some(source) if row_filter && !added.is_empty() => {
+            Some(source)
+                if source.table_parquet_options().global.pushdown_filters && !added.is_empty() =>
+            {
                 let combined = source
                     .filter()
                     .into_iter()

@@ -58,7 +58,8 @@ impl AnalyzerRule for VariantCastRewrite {
 /// The inner call cannot fail, so DataFusion may move it into the scan (where a
 /// shredded file answers it from the path's leaves); the conversion, which can
 /// fail, stays where the query put it, after the filters. Only calls on a column
-/// with a literal path other than `$` and a literal type are split.
+/// with a literal path other than `$` and a literal type are split; a conversion
+/// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead.
 fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     let Expr::ScalarFunction(f) = &expr else {
         return Ok(Transformed::no(expr));
@@ -79,6 +80,18 @@ fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
         Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
             if p.trim() != "$" => {}
         _ => return Ok(Transformed::no(expr)),
+    }
+    // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,
+    // which moves as it is.
+    if let Expr::Literal(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)), _) =
+        &f.args[2]
+        && matches!(
+            crate::variant::types::SparkType::parse(t),
+            Ok(crate::variant::types::SparkType::String
+                | crate::variant::types::SparkType::Variant)
+        )
+    {
+        return Ok(Transformed::yes(try_variant_get_udf().call(f.args.clone())));
     }
     let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
     Ok(Transformed::yes(variant_get_udf().call(vec![
