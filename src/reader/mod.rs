@@ -12,6 +12,10 @@
 //! DataSourceExec: file_groups=..., projection=[v]      (per file, in the opener)
 //!   v@0 : Struct{metadata, value}              =>     reassemble_variant(v@0)
 //! ```
+//!
+//! The same adapter answers path extractions from a file's shredded leaves
+//! ([`pushdown`]), and [`scan::VariantScanExec`] prunes row groups and pages on
+//! those leaves' statistics before each file is opened.
 
 mod adapter;
 mod format;

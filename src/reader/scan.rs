@@ -82,6 +82,7 @@ struct ScanMetrics {
     pages_pruned: Count,
     pages_matched: Count,
     rows_pruned_by_pages: Count,
+    pruning_errors: Count,
 }
 
 impl ScanMetrics {
@@ -97,6 +98,7 @@ impl ScanMetrics {
             pages_pruned: c("pages_pruned"),
             pages_matched: c("pages_matched"),
             rows_pruned_by_pages: c("rows_pruned_by_pages"),
+            pruning_errors: c("pruning_errors"),
         }
     }
 }
@@ -340,7 +342,21 @@ impl ExecutionPlan for VariantScanExec {
                         .with_page_index_policy(Some(PageIndexPolicy::Optional))
                         .fetch_metadata()
                         .await?;
-                    let plan = planner.plan(&metadata, &file, &metrics)?;
+                    // Pruning is an optimization: statistics it cannot read (or a
+                    // panic in a reader of odd statistics) leave the file whole,
+                    // and the scan itself reports a file it cannot read.
+                    let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        planner.plan(&metadata, &file, &metrics)
+                    }))
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| {
+                        metrics.pruning_errors.add(1);
+                        FilePlan {
+                            access: None,
+                            value_free: ValueFreeNodes::new(),
+                        }
+                    });
                     let mut file = file;
                     if let Some(access) = plan.access {
                         file.extensions.insert(access);
