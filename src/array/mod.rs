@@ -8,6 +8,7 @@ mod input;
 mod unshred;
 
 pub use input::VariantInput;
+pub(crate) use unshred::encode_primitives;
 
 pub use builder::{EMPTY_METADATA, VARIANT_NULL};
 

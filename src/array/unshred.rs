@@ -29,10 +29,10 @@
 //! column is an all-null `value` (cases 41, 131, 132, 138).
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal32Array, Decimal64Array,
-    Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array, Int16Array,
-    Int32Array, Int64Array, LargeBinaryBuilder, StructArray, Time64MicrosecondArray,
-    TimestampMicrosecondArray, TimestampNanosecondArray,
+    Array, ArrayRef, AsArray, BinaryViewArray, BinaryViewBuilder, BooleanArray, Date32Array,
+    Decimal32Array, Decimal64Array, Decimal128Array, FixedSizeBinaryArray, Float32Array,
+    Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, LargeBinaryBuilder, StructArray,
+    Time64MicrosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Field, TimeUnit};
@@ -241,6 +241,31 @@ impl ListOffsets {
         }
         Ok(start..end)
     }
+}
+
+/// The Variant encoding of every row of a primitive `typed_value` column, exactly
+/// as reassembly writes it (a Variant null where the column is null, and the
+/// column's nulls beside); `None` when the column is not a primitive shredded type.
+pub(crate) fn encode_primitives(
+    typed: &ArrayRef,
+) -> Result<Option<(BinaryViewArray, Option<NullBuffer>)>, ArrowError> {
+    let Ok(primitive) = Primitive::try_new(typed, None, "typed_value") else {
+        return Ok(None);
+    };
+    let mut out = BinaryViewBuilder::with_capacity(typed.len());
+    let mut buf = Vec::with_capacity(16);
+    for row in 0..typed.len() {
+        if primitive.is_null(row) {
+            out.append_value([0u8]);
+            continue;
+        }
+        buf.clear();
+        primitive
+            .write(row, &mut buf)
+            .map_err(|e| e.into_arrow(row))?;
+        out.append_value(&buf);
+    }
+    Ok(Some((out.finish(), typed.logical_nulls())))
 }
 
 /// A primitive `typed_value` column and the Variant type it stands for.

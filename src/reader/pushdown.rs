@@ -40,7 +40,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{Column, Literal};
 
-use crate::array::{EMPTY_METADATA, is_variant_type};
+use crate::array::{EMPTY_METADATA, encode_primitives, is_variant_type, variant_fields};
 use crate::udf::VariantGetFunc;
 use crate::udf::common::session_tz;
 use crate::variant::cast::CastOptions;
@@ -369,6 +369,18 @@ impl PhysicalExpr for ShreddedGet {
                 None => return Ok(ColumnarValue::Array(new_null_array(out_type, rows))),
                 Some(t) if self.target.is_some() && exact_widening(t.data_type(), out_type) => {
                     return Ok(ColumnarValue::Array(arrow::compute::cast(t, out_type)?));
+                }
+                // A VARIANT of the typed values: encoded directly, as reassembly
+                // would, with the empty metadata a primitive needs.
+                Some(t) if self.target.is_none() => {
+                    if let Some((values, nulls)) = encode_primitives(t)? {
+                        let metadata = BinaryViewArray::from(vec![EMPTY_METADATA; rows]);
+                        return Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
+                            variant_fields(),
+                            vec![Arc::new(metadata), Arc::new(values)],
+                            nulls,
+                        )?)));
+                    }
                 }
                 Some(_) => {}
             }

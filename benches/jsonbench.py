@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""JSONBench side by side: df-variant and the engines users would pick instead.
+
+    python3 benches/jsonbench.py [--rows 1000000] [--runs 3] [--no-spark] [--keep DIR]
+
+Generates JSONBench-shaped Bluesky events (`df-variant generate-bluesky`, the
+Rust port of ../shared/bench/bluesky_gen.py), loads them into every layout,
+runs the five JSONBench queries on each engine x layout, checks that every
+engine returns the same answers, and prints one table: best-of-N wall time,
+CPU time of that run, bytes read (df-variant: the scan's bytes_scanned), and
+our shredded time's ratio to each peer; then load time and size per layout.
+
+Engines and layouts:
+  df-variant        our shredded Parquet, our unshredded Parquet, Parquet with the
+                    JSON as text (parse_json per query)
+  duckdb 2.0        JSON text table (->>), native VARIANT table, its own shredded
+                    VARIANT Parquet
+  spark 4.3         our shredded Parquet, its own shredded Parquet (local[N])
+  datafusion+json   datafusion-functions-json 0.55 on the JSON text Parquet
+                    (examples/json_text.rs)
+
+A missing peer (pip install duckdb==2.0.0 pyspark==4.3.0) is reported and skipped.
+All engines get the same number of threads (--threads, default: the cores).
+"""
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# --- the five queries, per dialect -----------------------------------------
+
+FILTER = ("{kind} = 'commit' AND {op} = 'create'")
+
+def ours(col="v"):
+    c = f"{col}:commit.collection::string"
+    kind, op, did, t = (f"{col}:kind::string", f"{col}:commit.operation::string",
+                        f"{col}:did::string", f"{col}:time_us::bigint")
+    f = FILTER.format(kind=kind, op=op)
+    return [
+        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, date_part('hour', to_timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
+        f"SELECT {did} AS user_id, to_timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
+        f"SELECT {did} AS user_id, max({t}) / 1000 - min({t}) / 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
+    ]
+
+def spark_sql():
+    g = lambda p, t: f"variant_get(v, '$.{p}', '{t}')"
+    c, kind, op, did, t = (g("commit.collection", "string"), g("kind", "string"),
+                           g("commit.operation", "string"), g("did", "string"), g("time_us", "bigint"))
+    f = FILTER.format(kind=kind, op=op)
+    return [
+        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, hour(timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
+        f"SELECT {did} AS user_id, timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
+        f"SELECT {did} AS user_id, max({t}) DIV 1000 - min({t}) DIV 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
+    ]
+
+def duck_text():
+    g = lambda p: f"(j->>'$.{p}')"
+    c, kind, op, did = g("commit.collection"), g("kind"), g("commit.operation"), g("did")
+    t = "CAST(j->>'$.time_us' AS BIGINT)"
+    f = FILTER.format(kind=kind, op=op)
+    return duck_queries(c, f, did, t)
+
+def duck_variant():
+    c, kind, op, did = ("j.commit.collection::VARCHAR", "j.kind::VARCHAR",
+                        "j.commit.operation::VARCHAR", "j.did::VARCHAR")
+    t = "j.time_us::BIGINT"
+    f = FILTER.format(kind=kind, op=op)
+    q = duck_queries(c, f, did, t)
+    # The one-level Q2 hits a DuckDB 2.0.0 planner cliff (../shared/bench/README.md §5.3).
+    q[1] = (f"SELECT event, count(*) AS count, count(DISTINCT did) AS users FROM "
+            f"(SELECT {c} AS event, {did} AS did FROM bluesky WHERE {f}) GROUP BY event ORDER BY count DESC, event")
+    return q
+
+def duck_queries(c, f, did, t):
+    return [
+        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, hour(make_timestamp({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
+        f"SELECT {did} AS user_id, make_timestamp(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
+        f"SELECT {did} AS user_id, max({t}) // 1000 - min({t}) // 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
+    ]
+
+def df_json():
+    g = lambda *p: "json_get_str(j, " + ", ".join(f"'{x}'" for x in p) + ")"
+    c, kind, op, did = g("commit", "collection"), g("kind"), g("commit", "operation"), g("did")
+    t = "json_get_int(j, 'time_us')"
+    f = FILTER.format(kind=kind, op=op)
+    return [
+        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
+        f"SELECT {c} AS event, date_part('hour', to_timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
+        f"SELECT {did} AS user_id, to_timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
+        f"SELECT {did} AS user_id, max({t}) / 1000 - min({t}) / 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
+    ]
+
+# --- answers ----------------------------------------------------------------
+
+TS = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}(:?\d{2})?)?$")
+
+def norm(cell):
+    """One cell as a comparable string: empty/NULL alike, integral numbers as ints,
+    timestamps as 'YYYY-MM-DD HH:MM:SS.ffffff' (UTC)."""
+    if cell is None:
+        return ""
+    if isinstance(cell, dt.datetime):
+        if cell.tzinfo is not None:
+            cell = cell.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return cell.strftime("%Y-%m-%d %H:%M:%S.%f")
+    s = str(cell).strip()
+    if s.upper() == "NULL":
+        return ""
+    m = TS.match(s)
+    if m:
+        frac = (m.group(3) or ".0")[1:].ljust(6, "0")[:6]
+        return f"{m.group(1)} {m.group(2)}.{frac}"
+    try:
+        x = float(s)
+        if math.isfinite(x) and x == int(x):
+            return str(int(x))
+        return repr(round(x, 6))
+    except ValueError:
+        return s
+
+def answer(rows):
+    return [[norm(c) for c in r] for r in rows]
+
+# --- runners ----------------------------------------------------------------
+
+def cli():
+    return ROOT / "target" / "release" / "df-variant"
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+def ours_run(setup, query, runs, threads):
+    """Best-of-`runs` wall time (from the CLI's own timing line), CPU time per run
+    (the process's CPU minus a process that only sets up), bytes read, rows."""
+    args = [str(cli()), "-q", "--format", "ndjson", "--partitions", str(threads)]
+    def process(statements):
+        before = child_cpu()
+        p = subprocess.run(args + [x for s in statements for x in ("-c", s)],
+                           text=True, capture_output=True)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip()[:500])
+        return p, child_cpu() - before
+    _, base_cpu = process(setup)
+    timed = [str(cli()), "--format", "csv", "--partitions", str(threads)]
+    before = child_cpu()
+    p = subprocess.run(timed + [x for s in setup + [query] * runs for x in ("-c", s)],
+                       text=True, capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip()[:500])
+    cpu = (child_cpu() - before - base_cpu) / runs
+    walls = [float(m) for m in re.findall(r"rows? in ([0-9.]+) s", p.stderr)][-runs:]
+    out, _ = process(setup + [query])
+    rows = [list(json.loads(line).values()) for line in out.stdout.splitlines() if line.strip()]
+    p2, _ = process(setup + [f"EXPLAIN ANALYZE {query}"])
+    scanned = sum(parse_size(m) for m in re.findall(r"bytes_scanned=([0-9.]+ ?[KMG]?)", p2.stdout))
+    return min(walls), cpu, scanned, rows
+
+def parse_size(text):
+    text = text.strip()
+    mult = {"K": 1e3, "M": 1e6, "G": 1e9}
+    if text and text[-1] in mult:
+        return float(text[:-1]) * mult[text[-1]]
+    return float(text)
+
+def fmt_bytes(b):
+    return "-" if b is None else f"{b / 1e6:.1f} MB"
+
+# --- main -------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--no-spark", action="store_true", help="skip Spark (a JVM start and several minutes)")
+    ap.add_argument("--keep", type=Path, help="keep the data in this directory (reused when present)")
+    a = ap.parse_args()
+
+    print(f"building df-variant and the DataFusion JSON-text peer (release) ...", file=sys.stderr)
+    subprocess.run(["cargo", "build", "--release", "--bin", "df-variant", "--example", "json_text"],
+                   cwd=ROOT, check=True)
+    work = a.keep or Path(tempfile.mkdtemp(prefix="jsonbench_"))
+    work.mkdir(parents=True, exist_ok=True)
+    ndjson = work / "bluesky.ndjson"
+    if not ndjson.exists():
+        t0 = time.perf_counter()
+        sh([str(cli()), "generate-bluesky", "--rows", str(a.rows), "--out", str(ndjson)])
+        print(f"generated {a.rows} events in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+
+    layouts = {}  # name -> (load seconds, bytes)
+    def load(name, path, fn):
+        if not Path(path).exists():
+            t0 = time.perf_counter()
+            fn()
+            layouts[name] = (time.perf_counter() - t0, size(path))
+        else:
+            layouts[name] = (float("nan"), size(path))
+
+    def size(path):
+        p = Path(path)
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+
+    P = lambda n: str(work / n)
+    ndj = str(ndjson)
+    copy = lambda shredding, out, select="v": lambda: sh([str(cli()), "-q", "--partitions", str(a.threads), "-c",
+        f"COPY (SELECT {select} FROM read_json_variant('{ndj}')) TO '{out}' STORED AS PARQUET OPTIONS ('variant.shredding' '{shredding}')"])
+    load("ours shredded", P("ours_shredded.parquet"), copy("auto", P("ours_shredded.parquet")))
+    load("ours unshredded", P("ours_plain.parquet"), copy("off", P("ours_plain.parquet")))
+    load("JSON text", P("text.parquet"), copy("off", P("text.parquet"), "to_json(v) AS j"))
+
+    results = {}  # (engine, layout) -> list of (wall, cpu, bytes, rows) or error string
+    def record(key, i, value):
+        results.setdefault(key, [None] * 5)[i] = value
+
+    # df-variant
+    tables = {
+        "shredded": f"CREATE EXTERNAL TABLE bluesky STORED AS PARQUET LOCATION '{P('ours_shredded.parquet')}'",
+        "unshredded": f"CREATE EXTERNAL TABLE bluesky STORED AS PARQUET LOCATION '{P('ours_plain.parquet')}'",
+        "JSON text": f"CREATE VIEW bluesky AS SELECT parse_json(j) AS v FROM '{P('text.parquet')}'",
+    }
+    for layout, ddl in tables.items():
+        setup = ["SET datafusion.execution.time_zone = 'UTC'", ddl]
+        for i, q in enumerate(ours()):
+            print(f"df-variant {layout} Q{i + 1}", file=sys.stderr)
+            try:
+                record(("df-variant", layout), i, ours_run(setup, q, a.runs, a.threads))
+            except Exception as e:  # noqa: BLE001 - reported in the table
+                record(("df-variant", layout), i, f"error: {e}")
+
+    # DataFusion + datafusion-functions-json on the JSON text
+    qfile = work / "df_json.sql"
+    qfile.write_text("\n".join(df_json()) + "\n")
+    ex = ROOT / "target" / "release" / "examples" / "json_text"
+    p = subprocess.run([str(ex), P("text.parquet"), str(a.runs), str(qfile)], text=True, capture_output=True,
+                       env={**os.environ, "DATAFUSION_EXECUTION_TARGET_PARTITIONS": str(a.threads)})
+    if p.returncode != 0:
+        for i in range(5):
+            record(("datafusion+json", "JSON text"), i, f"error: {p.stderr.strip()[:300]}")
+    else:
+        for line in p.stdout.splitlines():
+            r = json.loads(line)
+            best = min(range(len(r["wall"])), key=lambda k: r["wall"][k])
+            record(("datafusion+json", "JSON text"), r["query"] - 1,
+                   (r["wall"][best], r["cpu"][best], None, r["rows"]))
+
+    # DuckDB
+    try:
+        import duckdb
+        if duckdb.__version__ != "2.0.0":
+            print(f"note: duckdb {duckdb.__version__}, the harness expects 2.0.0", file=sys.stderr)
+        con = duckdb.connect(str(work / "duck.db"))
+        con.execute(f"SET threads = {a.threads}")
+        con.execute("SET TimeZone = 'UTC'")
+        have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "bluesky_text" not in have:
+            t0 = time.perf_counter()
+            con.execute(f"CREATE TABLE bluesky_text AS SELECT json AS j FROM read_json_objects('{ndj}', format='newline_delimited')")
+            layouts["duckdb JSON table"] = (time.perf_counter() - t0, float("nan"))
+        if "bluesky_variant" not in have:
+            t0 = time.perf_counter()
+            con.execute("CREATE TABLE bluesky_variant AS SELECT j::VARIANT AS j FROM bluesky_text")
+            layouts["duckdb VARIANT table"] = (time.perf_counter() - t0, float("nan"))
+        duck_parquet = P("duck_shredded.parquet")
+        if not Path(duck_parquet).exists():
+            t0 = time.perf_counter()
+            con.execute(f"COPY (SELECT j FROM bluesky_variant) TO '{duck_parquet}' (FORMAT parquet)")
+            layouts["duckdb shredded Parquet"] = (time.perf_counter() - t0, size(duck_parquet))
+        else:
+            layouts["duckdb shredded Parquet"] = (float("nan"), size(duck_parquet))
+        duck_layouts = {
+            "JSON text": ("CREATE OR REPLACE VIEW bluesky AS SELECT j FROM bluesky_text", duck_text()),
+            "VARIANT table": ("CREATE OR REPLACE VIEW bluesky AS SELECT j FROM bluesky_variant", duck_variant()),
+            "own shredded Parquet": (f"CREATE OR REPLACE VIEW bluesky AS SELECT j FROM read_parquet('{duck_parquet}')", duck_variant()),
+        }
+        for layout, (view, qs) in duck_layouts.items():
+            con.execute(view)
+            for i, q in enumerate(qs):
+                print(f"duckdb {layout} Q{i + 1}", file=sys.stderr)
+                try:
+                    best = None
+                    for _ in range(a.runs):
+                        w0, c0 = time.perf_counter(), time.process_time()
+                        rows = con.execute(q).fetchall()
+                        run = (time.perf_counter() - w0, time.process_time() - c0)
+                        if best is None or run[0] < best[0]:
+                            best = run
+                    record(("duckdb 2.0", layout), i, (best[0], best[1], None, rows))
+                except Exception as e:  # noqa: BLE001
+                    record(("duckdb 2.0", layout), i, f"error: {str(e)[:200]}")
+    except ImportError:
+        print("duckdb is not installed (pip install duckdb==2.0.0): skipped", file=sys.stderr)
+
+    # Spark
+    if a.no_spark:
+        print("Spark skipped (--no-spark)", file=sys.stderr)
+    else:
+        try:
+            from pyspark.sql import SparkSession
+            spark = (SparkSession.builder.master(f"local[{a.threads}]")
+                     .config("spark.ui.enabled", "false")
+                     .config("spark.sql.session.timeZone", "UTC")
+                     .config("spark.driver.memory", "6g")
+                     .config("spark.sql.variant.writeShredding.enabled", "true")
+                     .config("spark.sql.variant.inferShreddingSchema", "true")
+                     .getOrCreate())
+            spark.sparkContext.setLogLevel("ERROR")
+            spark_own = P("spark_shredded")
+            if not Path(spark_own).exists():
+                t0 = time.perf_counter()
+                (spark.read.text(ndj).selectExpr("parse_json(value) AS v")
+                 .write.mode("overwrite").parquet(spark_own))
+                layouts["spark shredded Parquet"] = (time.perf_counter() - t0, size(spark_own))
+            else:
+                layouts["spark shredded Parquet"] = (float("nan"), size(spark_own))
+            for layout, path in (("our shredded Parquet", P("ours_shredded.parquet")),
+                                 ("own shredded Parquet", spark_own)):
+                spark.read.parquet(path).createOrReplaceTempView("bluesky")
+                for i, q in enumerate(spark_sql()):
+                    print(f"spark {layout} Q{i + 1}", file=sys.stderr)
+                    try:
+                        best = None
+                        for _ in range(a.runs):
+                            w0 = time.perf_counter()
+                            rows = [list(r) for r in spark.sql(q).collect()]
+                            w = time.perf_counter() - w0
+                            if best is None or w < best:
+                                best = w
+                        record(("spark 4.3", layout), i, (best, None, None, rows))
+                    except Exception as e:  # noqa: BLE001
+                        record(("spark 4.3", layout), i, f"error: {str(e).splitlines()[0][:200]}")
+            spark.stop()
+        except ImportError:
+            print("pyspark is not installed (pip install pyspark==4.3.0): skipped", file=sys.stderr)
+
+    # Cross-check and the table.
+    reference = results.get(("df-variant", "shredded"))
+    print(f"\nJSONBench, {a.rows:,} events, {a.threads} threads, best of {a.runs} "
+          f"(wall s / CPU s; bytes read where known; ratio = peer time / our shredded time)\n")
+    header = f"{'engine':<16} {'layout':<22}" + "".join(f" {'Q' + str(i + 1):>22}" for i in range(5))
+    print(header)
+    print("-" * len(header))
+    mismatches = []
+    for (engine, layout), qs in results.items():
+        cells = []
+        for i, r in enumerate(qs):
+            if r is None:
+                cells.append("-")
+                continue
+            if isinstance(r, str):
+                cells.append("error")
+                mismatches.append(f"{engine} / {layout} Q{i + 1}: {r}")
+                continue
+            wall, cpu, scanned, rows = r
+            ok = True
+            if reference and not isinstance(reference[i], str) and reference[i] is not None:
+                ok = answer(rows) == answer(reference[i][3])
+                if not ok:
+                    mismatches.append(f"{engine} / {layout} Q{i + 1}: {answer(rows)[:3]} != {answer(reference[i][3])[:3]}")
+            cpu_s = "-" if cpu is None else f"{cpu:.3f}"
+            ratio = ""
+            if reference and not isinstance(reference[i], str) and (engine, layout) != ("df-variant", "shredded"):
+                ratio = f" {wall / reference[i][0]:.1f}x"
+            cells.append(f"{wall:.3f}/{cpu_s}{ratio}{'' if ok else ' !='}")
+        print(f"{engine:<16} {layout:<22}" + "".join(f" {c:>22}" for c in cells))
+    if reference:
+        print(f"{'':<39}" + "".join(
+            f" {fmt_bytes(r[2]) if not isinstance(r, str) and r else '-':>22}" for r in reference)
+            + "   <- bytes read, our shredded")
+    print("\nlayouts (load s, size):")
+    for name, (secs, b) in layouts.items():
+        s = "-" if b != b else f"{b / 1e6:.1f} MB"
+        l = "reused" if secs != secs else f"{secs:.1f} s"
+        print(f"  {name:<26} {l:>10} {s:>12}")
+    if mismatches:
+        print("\nanswers that differ from df-variant on shredded Parquet, or errors:")
+        for m in mismatches:
+            print("  " + m)
+    else:
+        print("\nall answers identical across engines and layouts")
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
