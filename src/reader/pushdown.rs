@@ -175,13 +175,17 @@ impl ShreddedNode {
 }
 
 /// Follows `path` through a shredded VARIANT layout. `None` when the column is
-/// not shredded, a step is an array index or a key that is not shredded, or the
-/// node's `typed_value` is an object or array (those are read whole).
+/// not shredded, the path is `$`, a step is an array index or a key that is not
+/// shredded, or the node's `typed_value` is an object or array (those are read
+/// whole).
 pub fn resolve_path(column_type: &DataType, path: &[PathSegment]) -> Option<ShreddedNode> {
     let DataType::Struct(top) = column_type else {
         return None;
     };
-    if !is_variant_type(column_type) || top.find("typed_value").is_none() {
+    // `$` itself stays with the full read: at the top level a row whose `value` and
+    // `typed_value` are both null is a Variant null (not a missing field), which
+    // the leaves alone cannot tell from a NULL row.
+    if path.is_empty() || !is_variant_type(column_type) || top.find("typed_value").is_none() {
         return None;
     }
     let mut fields: &Fields = top;
