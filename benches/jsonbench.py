@@ -43,71 +43,50 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FILTER = ("{kind} = 'commit' AND {op} = 'create'")
 
-def ours(col="v"):
-    c = f"{col}:commit.collection::string"
-    kind, op, did, t = (f"{col}:kind::string", f"{col}:commit.operation::string",
-                        f"{col}:did::string", f"{col}:time_us::bigint")
-    f = FILTER.format(kind=kind, op=op)
+def five(c, f, did, t, hour, ts, div):
+    """The five queries, given the dialect's expressions for the collection, the
+    commit filter, the DID and time_us, and its hour-of, micros-to-timestamp and
+    integer-division forms."""
     return [
         f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
         f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, date_part('hour', to_timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
-        f"SELECT {did} AS user_id, to_timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
-        f"SELECT {did} AS user_id, max({t}) / 1000 - min({t}) / 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
+        f"SELECT {c} AS event, {hour.format(ts.format(t))} AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
+        f"SELECT {did} AS user_id, {ts.format(f'min({t})')} AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
+        f"SELECT {did} AS user_id, max({t}) {div} 1000 - min({t}) {div} 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
     ]
+
+DATAFUSION = dict(hour="date_part('hour', {})", ts="to_timestamp_micros({})", div="/")
+SPARK = dict(hour="hour({})", ts="timestamp_micros({})", div="DIV")
+DUCKDB = dict(hour="hour({})", ts="make_timestamp({})", div="//")
+
+def ours(col="v"):
+    c = f"{col}:commit.collection::string"
+    kind, op = f"{col}:kind::string", f"{col}:commit.operation::string"
+    return five(c, FILTER.format(kind=kind, op=op), f"{col}:did::string", f"{col}:time_us::bigint", **DATAFUSION)
 
 def spark_sql():
     g = lambda p, t: f"variant_get(v, '$.{p}', '{t}')"
-    c, kind, op, did, t = (g("commit.collection", "string"), g("kind", "string"),
-                           g("commit.operation", "string"), g("did", "string"), g("time_us", "bigint"))
-    f = FILTER.format(kind=kind, op=op)
-    return [
-        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, hour(timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
-        f"SELECT {did} AS user_id, timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
-        f"SELECT {did} AS user_id, max({t}) DIV 1000 - min({t}) DIV 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
-    ]
+    f = FILTER.format(kind=g("kind", "string"), op=g("commit.operation", "string"))
+    return five(g("commit.collection", "string"), f, g("did", "string"), g("time_us", "bigint"), **SPARK)
 
 def duck_text():
     g = lambda p: f"(j->>'$.{p}')"
-    c, kind, op, did = g("commit.collection"), g("kind"), g("commit.operation"), g("did")
-    t = "CAST(j->>'$.time_us' AS BIGINT)"
-    f = FILTER.format(kind=kind, op=op)
-    return duck_queries(c, f, did, t)
+    f = FILTER.format(kind=g("kind"), op=g("commit.operation"))
+    return five(g("commit.collection"), f, g("did"), "CAST(j->>'$.time_us' AS BIGINT)", **DUCKDB)
 
 def duck_variant():
-    c, kind, op, did = ("j.commit.collection::VARCHAR", "j.kind::VARCHAR",
-                        "j.commit.operation::VARCHAR", "j.did::VARCHAR")
-    t = "j.time_us::BIGINT"
-    f = FILTER.format(kind=kind, op=op)
-    q = duck_queries(c, f, did, t)
+    c, did = "j.commit.collection::VARCHAR", "j.did::VARCHAR"
+    f = FILTER.format(kind="j.kind::VARCHAR", op="j.commit.operation::VARCHAR")
+    q = five(c, f, did, "j.time_us::BIGINT", **DUCKDB)
     # The one-level Q2 hits a DuckDB 2.0.0 planner cliff (../shared/bench/README.md §5.3).
     q[1] = (f"SELECT event, count(*) AS count, count(DISTINCT did) AS users FROM "
             f"(SELECT {c} AS event, {did} AS did FROM bluesky WHERE {f}) GROUP BY event ORDER BY count DESC, event")
     return q
 
-def duck_queries(c, f, did, t):
-    return [
-        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, hour(make_timestamp({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
-        f"SELECT {did} AS user_id, make_timestamp(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
-        f"SELECT {did} AS user_id, max({t}) // 1000 - min({t}) // 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
-    ]
-
 def df_json():
     g = lambda *p: "json_get_str(j, " + ", ".join(f"'{x}'" for x in p) + ")"
-    c, kind, op, did = g("commit", "collection"), g("kind"), g("commit", "operation"), g("did")
-    t = "json_get_int(j, 'time_us')"
-    f = FILTER.format(kind=kind, op=op)
-    return [
-        f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
-        f"SELECT {c} AS event, date_part('hour', to_timestamp_micros({t})) AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
-        f"SELECT {did} AS user_id, to_timestamp_micros(min({t})) AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
-        f"SELECT {did} AS user_id, max({t}) / 1000 - min({t}) / 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
-    ]
+    f = FILTER.format(kind=g("kind"), op=g("commit", "operation"))
+    return five(g("commit", "collection"), f, g("did"), "json_get_int(j, 'time_us')", **DATAFUSION)
 
 # --- answers ----------------------------------------------------------------
 

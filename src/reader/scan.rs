@@ -40,12 +40,11 @@ use datafusion::datasource::physical_plan::{
 };
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::{BinaryExpr, Column};
-use datafusion::physical_expr::utils::split_conjunction;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::{conjunction, split_conjunction};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
-use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{
     Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
@@ -162,14 +161,7 @@ impl VariantScanExec {
             Some(source)
                 if source.table_parquet_options().global.pushdown_filters && !added.is_empty() =>
             {
-                let combined = source
-                    .filter()
-                    .into_iter()
-                    .chain(added)
-                    .reduce(|a, b| {
-                        Arc::new(BinaryExpr::new(a, Operator::And, b)) as Arc<dyn PhysicalExpr>
-                    })
-                    .expect("at least one predicate");
+                let combined = conjunction(source.filter().into_iter().chain(added));
                 let config = FileScanConfigBuilder::from(self.config.clone())
                     .with_source(Arc::new(source.with_predicate(combined)))
                     .build();
@@ -406,10 +398,13 @@ struct FilePlan {
 /// Per-file pruning, prepared once per partition.
 struct FilePlanner {
     extractions: Vec<Extraction>,
-    /// The predicate with extraction `k` replaced by the column `__variant_k`.
-    predicates: Vec<Arc<dyn PhysicalExpr>>,
-    /// `__variant_k` columns plus every other column the predicates use.
-    pruning_schema: SchemaRef,
+    /// Each filter predicate with extraction `k` replaced by the column
+    /// `__variant_k`, over those columns plus every other column it uses; for
+    /// row groups.
+    row_groups: Vec<PruningPredicate>,
+    /// The predicates on a single extraction `k`, combined, for its leaf's pages
+    /// (pages of different leaves do not line up).
+    pages: Vec<(usize, PruningPredicate)>,
 }
 
 fn synthetic_name(k: usize) -> String {
@@ -462,7 +457,7 @@ impl FilePlanner {
         fields.extend(others.iter().map(|(n, t)| Field::new(n, t.clone(), true)));
         let schema = Arc::new(Schema::new(fields));
         // Column indices must match the pruning schema.
-        let predicates = rewritten
+        let predicates: Vec<Arc<dyn PhysicalExpr>> = rewritten
             .into_iter()
             .filter_map(|p| {
                 p.transform(|e| {
@@ -479,10 +474,30 @@ impl FilePlanner {
                 .map(|t| t.data)
             })
             .collect();
+        let build = |predicate: Arc<dyn PhysicalExpr>| {
+            PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(&schema))
+                .try_build(predicate)
+                .ok()
+                .filter(|p| !p.always_true())
+        };
+        let mut by_leaf: BTreeMap<usize, Vec<Arc<dyn PhysicalExpr>>> = BTreeMap::new();
+        for predicate in &predicates {
+            let used: HashSet<usize> = columns_of(predicate)
+                .into_iter()
+                .filter_map(|name| name.strip_prefix("__variant_")?.parse().ok())
+                .collect();
+            if let [k] = used.into_iter().collect::<Vec<_>>()[..] {
+                by_leaf.entry(k).or_default().push(Arc::clone(predicate));
+            }
+        }
         Self {
             extractions,
-            predicates,
-            pruning_schema: schema,
+            row_groups: predicates.into_iter().filter_map(build).collect(),
+            pages: by_leaf
+                .into_iter()
+                .filter_map(|(k, p)| Some((k, build(conjunction(p))?)))
+                .collect(),
         }
     }
 
@@ -532,7 +547,7 @@ impl FilePlanner {
                 .get::<datafusion::datasource::physical_plan::parquet::ParquetRowSelection>()
                 .is_some();
         let mut access = ParquetAccessPlan::new_all(n);
-        if !user_plan && !self.predicates.is_empty() && n > 0 {
+        if !user_plan && !self.row_groups.is_empty() && n > 0 {
             let in_range: Vec<bool> = (0..n)
                 .map(|r| row_group_in_range(metadata, r, file))
                 .collect();
@@ -601,16 +616,7 @@ impl FilePlanner {
 
     fn prune(&self, stats: &LeafStatistics) -> Result<Vec<bool>> {
         let mut keep = vec![true; stats.containers];
-        for predicate in &self.predicates {
-            let Ok(pruning) = PruningPredicateBuilder::new()
-                .with_file_schema(Arc::clone(&self.pruning_schema))
-                .try_build(Arc::clone(predicate))
-            else {
-                continue;
-            };
-            if pruning.always_true() {
-                continue;
-            }
+        for pruning in &self.row_groups {
             for (k, p) in keep.iter_mut().zip(pruning.prune(stats)?) {
                 *k &= p;
             }
@@ -629,22 +635,9 @@ impl FilePlanner {
         offset_index: &parquet::file::metadata::ParquetOffsetIndex,
         metrics: &ScanMetrics,
     ) -> Result<Option<RowSelection>> {
-        // Pages of different leaves do not line up: the predicates on one
-        // extraction are evaluated on its leaf's pages together, and the
-        // selections of the leaves intersected.
-        let mut by_leaf: BTreeMap<usize, Vec<Arc<dyn PhysicalExpr>>> = BTreeMap::new();
-        for predicate in &self.predicates {
-            let used: HashSet<usize> = columns_of(predicate)
-                .into_iter()
-                .filter_map(|name| name.strip_prefix("__variant_")?.parse().ok())
-                .collect();
-            if used.len() == 1 {
-                let k = *used.iter().next().expect("one element");
-                by_leaf.entry(k).or_default().push(Arc::clone(predicate));
-            }
-        }
         let mut result: Option<RowSelection> = None;
-        for (k, predicates) in by_leaf {
+        for (k, pruning) in &self.pages {
+            let k = *k;
             let Some((_, leaves)) = &nodes[k] else {
                 continue;
             };
@@ -656,19 +649,6 @@ impl FilePlanner {
             else {
                 continue;
             };
-            let predicate = predicates
-                .into_iter()
-                .reduce(|a, b| Arc::new(BinaryExpr::new(a, Operator::And, b)) as _)
-                .expect("at least one predicate");
-            let Ok(pruning) = PruningPredicateBuilder::new()
-                .with_file_schema(Arc::clone(&self.pruning_schema))
-                .try_build(predicate)
-            else {
-                continue;
-            };
-            if pruning.always_true() {
-                continue;
-            }
             let keep = pruning.prune(&stats)?;
             let mut selectors = Vec::with_capacity(keep.len());
             for (keep, rows) in keep.iter().zip(&stats.page_rows) {
