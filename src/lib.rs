@@ -28,6 +28,7 @@
 //! ```
 
 pub mod array;
+pub mod delta;
 pub mod demo;
 pub mod ingest;
 pub mod reader;
@@ -91,6 +92,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
             ingest::table_functions()
                 .into_iter()
                 .chain(reader::table_functions())
+                .chain(delta::table_functions())
                 .chain(udf::table_functions())
                 .map(|f| (f.name().to_string(), f)),
         );
@@ -115,6 +117,13 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     let formats = builder.file_formats().get_or_insert_with(Vec::new);
     formats.retain(|f| f.get_ext() != "parquet");
     formats.insert(0, Arc::new(reader::VariantParquetFormatFactory::new()));
+    formats.retain(|f| f.get_ext() != "delta");
+    formats.push(Arc::new(delta::DeltaFormatFactory));
+    // `CREATE EXTERNAL TABLE ... STORED AS DELTA`.
+    builder
+        .table_factories()
+        .get_or_insert_with(Default::default)
+        .insert("DELTA".to_string(), Arc::new(delta::DeltaTableFactory));
     builder
         .with_analyzer_rules(rules)
         .with_type_planner(Arc::new(sql::VariantTypePlanner))

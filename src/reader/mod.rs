@@ -18,12 +18,14 @@
 //! those leaves' statistics before each file is opened.
 
 mod adapter;
+mod bounds;
 mod format;
 pub mod inspect;
 pub mod pushdown;
 pub mod scan;
 
 pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
+pub use bounds::PathBounds;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 
 use std::sync::Arc;

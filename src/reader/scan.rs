@@ -57,6 +57,7 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
 use super::adapter::VariantExprAdapterFactory;
+use super::bounds::PathBounds;
 use super::pushdown::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
 
 /// The extractions of a scan: the projected ones and those in the filter above.
@@ -73,6 +74,7 @@ pub struct ScanExtractions {
 #[derive(Debug, Clone)]
 struct ScanMetrics {
     files: Count,
+    files_pruned: Count,
     extractions_pushed: Count,
     extractions_fallback: Count,
     residuals_skipped: Count,
@@ -89,6 +91,7 @@ impl ScanMetrics {
         let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
         Self {
             files: c("file_scans"),
+            files_pruned: c("files_pruned"),
             extractions_pushed: c("extractions_pushed"),
             extractions_fallback: c("extractions_fallback"),
             residuals_skipped: c("residuals_skipped"),
@@ -318,6 +321,7 @@ impl ExecutionPlan for VariantScanExec {
         let base_adapter = self.base_adapter.clone();
         let limit = config.limit;
         let schema = self.schema();
+        let file_schema_out = Arc::clone(&schema);
         let stream = futures::stream::iter(files)
             .then(move |file| {
                 let store = Arc::clone(&store);
@@ -327,7 +331,18 @@ impl ExecutionPlan for VariantScanExec {
                 let context = Arc::clone(&context);
                 let metrics = metrics.clone();
                 let base_adapter = base_adapter.clone();
+                let schema = Arc::clone(&file_schema_out);
                 async move {
+                    // Bounds from the table's log: skip the file, footer unread.
+                    if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>()
+                        && !planner.keep_file(bounds)
+                    {
+                        metrics.files_pruned.add(1);
+                        return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                            schema,
+                            futures::stream::empty(),
+                        )) as SendableRecordBatchStream);
+                    }
                     let metadata = DFParquetMetadata::new(store.as_ref(), &file.object_meta)
                         .with_file_metadata_cache(Some(cache))
                         .with_metadata_size_hint(file.metadata_size_hint)
@@ -612,6 +627,40 @@ impl FilePlanner {
             access: pruned_any.then_some(access),
             value_free: free,
         })
+    }
+
+    /// Whether a file with these bounds may hold a row the filter keeps.
+    fn keep_file(&self, bounds: &PathBounds) -> bool {
+        if self.row_groups.is_empty() {
+            return true;
+        }
+        let mut columns = HashMap::new();
+        for (k, e) in self.extractions.iter().enumerate() {
+            let Some((min, max)) = bounds.for_extraction(e) else {
+                continue;
+            };
+            let target = e.return_field.data_type();
+            let array = |s: Option<ScalarValue>| {
+                s.unwrap_or(ScalarValue::try_from(target).unwrap_or(ScalarValue::Null))
+                    .to_array()
+            };
+            let (Ok(min), Ok(max)) = (array(min), array(max)) else {
+                continue;
+            };
+            let nulls: ArrayRef = Arc::new(UInt64Array::from(vec![None::<u64>]));
+            columns.insert(synthetic_name(k), (min, max, nulls));
+        }
+        if columns.is_empty() {
+            return true;
+        }
+        let stats = LeafStatistics {
+            containers: 1,
+            columns,
+            row_counts: Arc::new(UInt64Array::from(vec![bounds.num_rows])),
+            page_rows: Vec::new(),
+        };
+        self.prune(&stats)
+            .map_or(true, |keep| keep.first().copied().unwrap_or(true))
     }
 
     fn prune(&self, stats: &LeafStatistics) -> Result<Vec<bool>> {

@@ -28,3 +28,4 @@ pub use config::{ShreddingMode, ShreddingSchema, ShreddingSetting, VariantOption
 pub use rule::VariantWriteRule;
 pub(crate) use rule::variant_sink_exec;
 pub use sink::VariantParquetSink;
+pub(crate) use sink::{FilePlan, WrittenFile, write_file};

@@ -21,6 +21,7 @@ use datafusion::parquet::arrow::ArrowSchemaConverter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use datafusion::parquet::basic::LogicalType;
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
@@ -83,7 +84,7 @@ impl DisplayAs for VariantParquetSink {
 
 /// What every file task needs.
 #[derive(Clone)]
-struct FilePlan {
+pub(crate) struct FilePlan {
     schema: SchemaRef,
     parquet_options: TableParquetOptions,
     skip_arrow_metadata: bool,
@@ -238,13 +239,45 @@ fn convert_column(col: &ArrayRef, typed: Option<&DataType>) -> Result<ArrayRef> 
     }
 }
 
-/// Writes one file under `tmp`; returns the number of rows.
-async fn write_file(
+impl FilePlan {
+    /// Files of `schema` written with the session's Parquet options and `options`'
+    /// shredding settings (`mode` overriding theirs).
+    pub(crate) fn new(
+        schema: SchemaRef,
+        parquet_options: TableParquetOptions,
+        mode: ShreddingMode,
+        options: &VariantOptions,
+        buffer_size: usize,
+    ) -> Self {
+        Self {
+            schema,
+            skip_arrow_metadata: parquet_options.global.skip_arrow_metadata,
+            parquet_options,
+            mode,
+            shredding: ShreddingOptions {
+                sample_rows: options.shredding_sample_rows,
+                min_field_fraction: options.shredding_min_field_fraction,
+                max_leaves: options.shredding_max_leaves,
+            },
+            buffer_size,
+        }
+    }
+}
+
+/// One file written: rows, its footer, and its (shredded) Arrow schema.
+pub(crate) struct WrittenFile {
+    pub rows: usize,
+    pub metadata: ParquetMetaData,
+    pub schema: SchemaRef,
+}
+
+/// Writes one file under `tmp`.
+pub(crate) async fn write_file(
     mut rx: Receiver<RecordBatch>,
     store: Arc<dyn ObjectStore>,
     tmp: Path,
     plan: FilePlan,
-) -> Result<usize> {
+) -> Result<WrittenFile> {
     let mut sample = Vec::new();
     let mut sampled = 0;
     while sampled < plan.shredding.sample_rows.max(1) {
@@ -283,8 +316,12 @@ async fn write_file(
         rows += batch.num_rows();
         writer.write(&columns.convert(&batch)?).await?;
     }
-    writer.close().await?;
-    Ok(rows)
+    let metadata = writer.close().await?;
+    Ok(WrittenFile {
+        rows,
+        metadata,
+        schema: columns.schema,
+    })
 }
 
 #[async_trait]
@@ -300,22 +337,17 @@ impl FileSink for VariantParquetSink {
         mut file_stream_rx: DemuxedStreamReceiver,
         object_store: Arc<dyn ObjectStore>,
     ) -> Result<u64> {
-        let plan = FilePlan {
-            schema: get_writer_schema(&self.config),
-            parquet_options: self.parquet_options.clone(),
-            skip_arrow_metadata: self.parquet_options.global.skip_arrow_metadata,
-            mode: self.mode.clone(),
-            shredding: ShreddingOptions {
-                sample_rows: self.options.shredding_sample_rows,
-                min_field_fraction: self.options.shredding_min_field_fraction,
-                max_leaves: self.options.shredding_max_leaves,
-            },
-            buffer_size: context
+        let plan = FilePlan::new(
+            get_writer_schema(&self.config),
+            self.parquet_options.clone(),
+            self.mode.clone(),
+            &self.options,
+            context
                 .session_config()
                 .options()
                 .execution
                 .objectstore_writer_buffer_size,
-        };
+        );
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -330,7 +362,7 @@ impl FileSink for VariantParquetSink {
         let mut failure: Option<DataFusionError> = None;
         while let Some(joined) = tasks.join_next().await {
             match joined {
-                Ok(Ok(n)) => rows += n,
+                Ok(Ok(file)) => rows += file.rows,
                 Ok(Err(e)) => {
                     failure.get_or_insert(e);
                 }
