@@ -104,7 +104,11 @@ fn data_type(v: &Value) -> Result<DataType> {
             let entries = Field::new(
                 "key_value",
                 DataType::Struct(Fields::from(vec![
-                    nested("key", key, false)?,
+                    // DataFusion's map access compares keys with Utf8 literals.
+                    match data_type(key)? {
+                        DataType::Utf8View => Arc::new(Field::new("key", DataType::Utf8, false)),
+                        _ => nested("key", key, false)?,
+                    },
                     nested("value", value, nullable)?,
                 ])),
                 false,
