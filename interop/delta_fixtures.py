@@ -32,6 +32,10 @@ Tables (facts as of the last run; README.md has the full details):
   2 partitions, add paths `part=a/...`); Parquet `v { required binary metadata;
   required binary value; }` (metadata first), no VARIANT annotation; stats: numRecords
   and min/max/nullCount of `id` only, nothing for `v`.
+* deltalake_checkpoint/ -- deltalake_unshredded copied, then Python `deltalake` 1.6.6
+  `DeltaTable.create_checkpoint()` (a classic Parquet checkpoint at version 2 plus
+  `_last_checkpoint`), JSON commits 0-1 deleted as log cleanup would, and version 3 (id 12,
+  part a) appended with `write_deltalake`: reading it needs the checkpoint.
 * pysail_shredded/ -- pysail 0.7.2 (engineInfo `sail-delta-lake:0.7.2`, Parquet
   `parquet-rs version 59.2.0`) via pyspark-client 4.2.0: `CREATE TABLE t (id BIGINT, v
   VARIANT) USING delta LOCATION ... TBLPROPERTIES('delta.enableVariantShredding'=
@@ -319,6 +323,25 @@ def build_deltalake_unshredded():
         write_deltalake(path, t, mode="append", partition_by=["part"])
 
 
+def build_deltalake_checkpoint():
+    """deltalake_unshredded copied, checkpointed at version 2 by Python deltalake
+    (`create_checkpoint()`), its JSON commits 0-1 removed (as log cleanup would), and a
+    version 3 appended: a reader must start from the Parquet checkpoint."""
+    from deltalake import DeltaTable, write_deltalake
+
+    src = os.path.join(OUT, "deltalake_unshredded")
+    path = _fresh("deltalake_checkpoint")
+    shutil.copytree(src, path)
+    DeltaTable(path).create_checkpoint()
+    for v in range(2):
+        os.remove(os.path.join(path, "_delta_log", f"{v:020}.json"))
+    m, x = encode_variant({"a": 12, "b": "after the checkpoint"})
+    vtype = pa.struct([pa.field("metadata", pa.binary(), False), pa.field("value", pa.binary(), False)])
+    v_arr = pa.StructArray.from_arrays([pa.array([m], pa.binary()), pa.array([x], pa.binary())], fields=list(vtype))
+    t = pa.table({"id": pa.array([12], pa.int64()), "part": pa.array(["a"], pa.string()), "v": v_arr})
+    write_deltalake(path, t, mode="append", partition_by=["part"])
+
+
 def _values_sql(rows):
     def lit(j):
         return "CAST(NULL AS STRING)" if j is None else "'" + j.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -553,6 +576,7 @@ def main():
     t0 = time.time()
     os.makedirs(OUT, exist_ok=True)
     build_deltalake_unshredded()
+    build_deltalake_checkpoint()
     with dr.SailSession() as spark:
         notes = build_pysail(spark)
         t_built = time.time()

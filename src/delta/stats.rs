@@ -47,7 +47,7 @@ pub fn z85_encode(bytes: &[u8]) -> String {
 /// The bytes of a Z85 text.
 pub fn z85_decode(text: &str) -> Result<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 5 != 0 {
+    if !bytes.len().is_multiple_of(5) {
         return Err(exec_datafusion_err!(
             "z85 text of length {} is not a multiple of 5",
             bytes.len()

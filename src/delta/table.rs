@@ -312,7 +312,7 @@ impl TableProvider for DeltaTable {
             partitioned.push(pf);
         }
         // Spread files over the target partitions, largest first.
-        partitioned.sort_by(|a, b| b.object_meta.size.cmp(&a.object_meta.size));
+        partitioned.sort_by_key(|f| std::cmp::Reverse(f.object_meta.size));
         let n = state
             .config()
             .target_partitions()
@@ -471,7 +471,7 @@ impl TableFunctionImpl for DeltaScan {
                 );
             }
         };
-        let version = match exprs.get(1).map(|e| literal(e)) {
+        let version = match exprs.get(1).map(literal) {
             None => None,
             Some(Some(v)) if !v.is_null() => match v.cast_to(&arrow::datatypes::DataType::Int64) {
                 Ok(ScalarValue::Int64(Some(n))) if n >= 0 => Some(n as u64),

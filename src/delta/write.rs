@@ -381,6 +381,14 @@ impl DisplayAs for DeltaSink {
     }
 }
 
+/// A file written, for its `add` action.
+struct Added {
+    relative: String,
+    path: Path,
+    partition_values: Vec<(String, Option<String>)>,
+    file: WrittenFile,
+}
+
 /// A file being written: its channel, task, and partition values.
 struct OpenFile {
     relative: String,
@@ -582,7 +590,12 @@ impl DataSink for DeltaSink {
         for (_, f) in open {
             drop(f.tx);
             match f.task.await {
-                Ok(Ok(w)) => written.push((f.relative, f.path, f.partition_values, w)),
+                Ok(Ok(file)) => written.push(Added {
+                    relative: f.relative,
+                    path: f.path,
+                    partition_values: f.partition_values,
+                    file,
+                }),
                 Ok(Err(e)) => {
                     failure.get_or_insert(e);
                 }
@@ -620,7 +633,7 @@ impl DeltaSink {
         store: &Arc<dyn ObjectStore>,
         table: &TableSnapshot,
         new: Option<&NewTable>,
-        written: Vec<(String, Path, Vec<(String, Option<String>)>, WrittenFile)>,
+        written: Vec<Added>,
         shredding: bool,
     ) -> Result<()> {
         let url = &self.url;
@@ -635,7 +648,13 @@ impl DeltaSink {
         if let Some(new) = new {
             actions.extend(new.actions()?);
         }
-        for (relative, path, partition_values, file) in written {
+        for Added {
+            relative,
+            path,
+            partition_values,
+            file,
+        } in written
+        {
             let meta = store.head(&path).await?;
             let stats = file_stats(&file.metadata, &file.schema, shredding)?;
             let values: serde_json::Map<String, Value> = partition_values
@@ -765,6 +784,47 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("deletionVectors"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn appends_retry_after_appends_and_fail_after_metadata_changes() {
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(datafusion::object_store::memory::InMemory::new());
+        let url = Url::parse("memory:///t/").unwrap();
+        let new = NewTable::new(&schema(), vec![], HashMap::new()).unwrap();
+        new.create_empty(&store, &url).await.unwrap();
+        // Creating it again is a conflict, not an overwrite.
+        assert!(new.create_empty(&store, &url).await.is_err());
+        let stale = new.snapshot_view(&url);
+        let sink = DeltaSink::new(url.clone(), Arc::new(schema()), None);
+        // Someone else appended version 1: ours lands as version 2.
+        let other = [
+            json!({"add": {"path": "x.parquet", "partitionValues": {}, "size": 1, "modificationTime": 0, "dataChange": true}}),
+        ];
+        assert!(
+            put_if_absent(&store, &commit_path(&url, 1).unwrap(), &other)
+                .await
+                .unwrap()
+        );
+        sink.commit(&store, &stale, None, vec![], false)
+            .await
+            .unwrap();
+        assert!(store.head(&commit_path(&url, 2).unwrap()).await.is_ok());
+        // Someone changed the metadata in version 3: an append planned on an
+        // earlier version fails.
+        let changed = [json!({"metaData": {"id": "x"}})];
+        assert!(
+            put_if_absent(&store, &commit_path(&url, 3).unwrap(), &changed)
+                .await
+                .unwrap()
+        );
+        let err = sink
+            .commit(&store, &stale, None, vec![], false)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("conflict: version 3"), "{err}");
+        assert!(store.head(&commit_path(&url, 4).unwrap()).await.is_err());
     }
 
     #[test]

@@ -23,6 +23,12 @@ use super::pushdown::Extraction;
 use crate::variant::path::PathSegment;
 use crate::variant::types::SparkType;
 
+/// A VARIANT column and the object keys of a path in it.
+pub type PathKey = (String, Vec<String>);
+
+/// The smallest and largest value of a path (`None`: unknown).
+pub type Bounds = (Option<ScalarValue>, Option<ScalarValue>);
+
 /// Bounds of Variant paths in one file (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PathBounds {
@@ -32,7 +38,7 @@ pub struct PathBounds {
     /// Variant primitives: `Int8`..`Int64`, `Boolean`, `Utf8`, `Date32`,
     /// `Timestamp(µs, Some(_))` (an instant) or `Timestamp(µs, None)`;
     /// other types are kept but never used.
-    pub paths: HashMap<(String, Vec<String>), (Option<ScalarValue>, Option<ScalarValue>)>,
+    pub paths: HashMap<PathKey, Bounds>,
 }
 
 /// Longest string maximum taken as exact.
@@ -86,7 +92,7 @@ fn sound_bounds(
     target: &SparkType,
     min: Option<&ScalarValue>,
     max: Option<&ScalarValue>,
-) -> Option<(Option<ScalarValue>, Option<ScalarValue>)> {
+) -> Option<Bounds> {
     // Both sides must agree on the type when both are present.
     if let (Some(a), Some(b)) = (min, max)
         && a.data_type() != b.data_type()

@@ -25,7 +25,7 @@ pub mod pushdown;
 pub mod scan;
 
 pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
-pub use bounds::PathBounds;
+pub use bounds::{Bounds, PathBounds, PathKey};
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 
 use std::sync::Arc;
