@@ -202,18 +202,30 @@ fn table_with(name: &str, protocol: Value, configuration: Value) -> PathBuf {
     dir
 }
 
-async fn open_error(dir: &Path) -> String {
-    let ctx = variant_context();
+/// Registers the Delta table at `dir` as `t`.
+async fn open(ctx: &SessionContext, dir: &Path) -> datafusion::common::Result<Vec<RecordBatch>> {
     run(
-        &ctx,
+        ctx,
         &format!(
             "CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{}'",
             dir.display()
         ),
     )
     .await
-    .unwrap_err()
-    .to_string()
+}
+
+async fn open_error(dir: &Path) -> String {
+    open(&variant_context(), dir).await.unwrap_err().to_string()
+}
+
+/// The error of an INSERT into the table at `dir`.
+async fn insert_error(dir: &Path) -> String {
+    let ctx = variant_context();
+    open(&ctx, dir).await.unwrap();
+    run(&ctx, "INSERT INTO t SELECT 1, parse_json('1')")
+        .await
+        .unwrap_err()
+        .to_string()
 }
 
 #[tokio::test]
@@ -260,15 +272,9 @@ async fn reader_features_we_do_not_implement_are_refused_by_name() {
     ] {
         let ok = table_with("ok", features(names), serde_json::json!({}));
         let ctx = variant_context();
-        run(
-            &ctx,
-            &format!(
-                "CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{}'",
-                ok.display()
-            ),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{names:?}: {e}"));
+        open(&ctx, &ok)
+            .await
+            .unwrap_or_else(|e| panic!("{names:?}: {e}"));
         assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 0);
     }
 }
@@ -280,20 +286,7 @@ async fn writer_features_we_do_not_implement_are_refused_by_name() {
         serde_json::json!({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["variantType"], "writerFeatures": ["variantType", "rowTracking", "domainMetadata"]}),
         serde_json::json!({}),
     );
-    let ctx = variant_context();
-    run(
-        &ctx,
-        &format!(
-            "CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{}'",
-            dir.display()
-        ),
-    )
-    .await
-    .unwrap();
-    let err = run(&ctx, "INSERT INTO t SELECT 1, parse_json('1')")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = insert_error(&dir).await;
     assert!(err.contains("'rowTracking'"), "{err}");
 
     let checked = table_with(
@@ -301,20 +294,7 @@ async fn writer_features_we_do_not_implement_are_refused_by_name() {
         serde_json::json!({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["variantType"], "writerFeatures": ["variantType", "checkConstraints"]}),
         serde_json::json!({"delta.constraints.positive": "id > 0"}),
     );
-    let ctx = variant_context();
-    run(
-        &ctx,
-        &format!(
-            "CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{}'",
-            checked.display()
-        ),
-    )
-    .await
-    .unwrap();
-    let err = run(&ctx, "INSERT INTO t SELECT 1, parse_json('1')")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = insert_error(&checked).await;
     assert!(err.contains("delta.constraints.positive"), "{err}");
     // Nothing was committed.
     assert!(
