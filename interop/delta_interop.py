@@ -138,7 +138,7 @@ def main():
             py, probe = sys.executable, "import deltalake"
         else:
             py = os.environ.get("DELTA_PYTHON", "/work/venv-delta/bin/python")
-            probe = "import pysail, pyspark.sql.connect.session"
+            probe = "import pysail, pyspark"
         try:
             r = subprocess.run([py, "-c", probe], capture_output=True, text=True)
         except OSError as e:

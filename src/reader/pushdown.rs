@@ -227,6 +227,7 @@ pub fn exact_widening(from: &DataType, to: &DataType) -> bool {
     }
     match (from, to) {
         (Utf8View | LargeUtf8, Utf8) | (BinaryView | LargeBinary, Binary) => true,
+        (Utf8 | LargeUtf8, Utf8View) | (Binary | LargeBinary, BinaryView) => true,
         (Int8, Int16 | Int32 | Int64) | (Int16, Int32 | Int64) | (Int32, Int64) => true,
         (Float32, Float64) => true,
         (Decimal128(p1, s1), Decimal128(p2, s2)) => s1 == s2 && p2 >= p1,

@@ -727,6 +727,8 @@ fn ddl_type(t: &SparkType) -> std::result::Result<Option<DataType>, String> {
             }
             DataType::Struct(Fields::from(out))
         }
+        // Files store strings as plain UTF-8 columns.
+        SparkType::String => DataType::Utf8,
         other => other.to_arrow(),
     }))
 }

@@ -269,10 +269,10 @@ fn extract(
     };
     let path_strings = path_column.as_ref().map(|a| a.as_string_view());
     let mut row_path: Vec<PathSegment>;
-    // Rows of one document shape usually carry identical metadata bytes; the
-    // checked dictionary of the previous row is reused when they match.
-    let mut cached_bytes: Option<&[u8]> = None;
-    let mut dict: Vec<&str> = Vec::new();
+    // Rows of one document shape carry identical metadata bytes, and a column
+    // usually mixes a few shapes: the checked dictionaries of the last few
+    // distinct metadata are kept and reused when the bytes match.
+    let mut dicts = DictCache::default();
     for row in 0..rows {
         let path: &[PathSegment] = match scalar_path {
             Some(Some(p)) => p,
@@ -305,15 +305,12 @@ fn extract(
         let malformed = |e: validate::MalformedVariant| {
             datafusion::error::DataFusionError::Execution(format!("{func}: row {}: {e}", row + 1))
         };
-        if cached_bytes != Some(metadata) {
-            validate::check_metadata_into(metadata, &mut dict).map_err(malformed)?;
-            cached_bytes = Some(metadata);
-        }
-        let Some(sub) = get_path(&dict, value, path).map_err(malformed)? else {
+        let dict = dicts.get(metadata).map_err(malformed)?;
+        let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
             out.append_null();
             continue;
         };
-        let len = validate::check_value_with(sub, &dict).map_err(malformed)?;
+        let len = validate::check_value_with(sub, dict).map_err(malformed)?;
         let sub = &sub[..len];
         match &mut out {
             Output::Variant(b) => {
@@ -337,6 +334,42 @@ fn extract(
             b.finish(metadata)
         }
         Output::Typed(c) => Ok(c.finish()),
+    }
+}
+
+/// Checked metadata dictionaries of the last few distinct metadata byte strings
+/// of a column (see `extract`).
+#[derive(Default)]
+struct DictCache<'m> {
+    entries: Vec<(&'m [u8], Vec<&'m str>)>,
+    last: usize,
+    next_victim: usize,
+}
+
+impl<'m> DictCache<'m> {
+    const SIZE: usize = 8;
+
+    /// The dictionary of `metadata`, checked once per distinct bytes held.
+    fn get(&mut self, metadata: &'m [u8]) -> Result<&[&'m str], validate::MalformedVariant> {
+        let hit = |m: &&[u8]| m.len() == metadata.len() && *m == metadata;
+        if !self.entries.get(self.last).is_some_and(|(m, _)| hit(m)) {
+            match self.entries.iter().position(|(m, _)| hit(m)) {
+                Some(i) => self.last = i,
+                None => {
+                    let mut dict = Vec::new();
+                    validate::check_metadata_into(metadata, &mut dict)?;
+                    if self.entries.len() < Self::SIZE {
+                        self.entries.push((metadata, dict));
+                        self.last = self.entries.len() - 1;
+                    } else {
+                        self.last = self.next_victim;
+                        self.entries[self.last] = (metadata, dict);
+                        self.next_victim = (self.next_victim + 1) % Self::SIZE;
+                    }
+                }
+            }
+        }
+        Ok(&self.entries[self.last].1)
     }
 }
 

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use arrow::array::{
     ArrayBuilder, ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
     Float32Builder, Float64Builder, Int8Builder, Int16Builder, Int32Builder, Int64Builder,
-    ListArray, MapArray, NullBufferBuilder, StringBuilder, StructArray,
+    ListArray, MapArray, NullBufferBuilder, StringBuilder, StringViewBuilder, StructArray,
     TimestampMicrosecondBuilder,
 };
 use arrow::buffer::{OffsetBuffer, ScalarBuffer};
@@ -144,7 +144,7 @@ enum Builder {
         scale: u8,
     },
     Utf8 {
-        builder: StringBuilder,
+        builder: StringViewBuilder,
         scratch: String,
     },
     Binary(BinaryBuilder),
@@ -190,7 +190,7 @@ impl VariantCaster {
                 scale: *scale,
             },
             SparkType::String => Builder::Utf8 {
-                builder: StringBuilder::with_capacity(capacity, capacity * 8),
+                builder: StringViewBuilder::with_capacity(capacity),
                 scratch: String::new(),
             },
             SparkType::Binary => {

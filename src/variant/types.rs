@@ -215,7 +215,8 @@ impl SparkType {
             SparkType::Decimal { precision, scale } => {
                 DataType::Decimal128(*precision, *scale as i8)
             }
-            SparkType::String => DataType::Utf8,
+            // DataFusion's SQL string type: no conversion after an extraction.
+            SparkType::String => DataType::Utf8View,
             SparkType::Binary => DataType::Binary,
             SparkType::Date => DataType::Date32,
             SparkType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
