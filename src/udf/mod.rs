@@ -252,7 +252,7 @@ mod tests {
                 ],
                 "{binary}"
             );
-            assert_eq!(b.column(1).as_string::<i32>().value(0), "x");
+            assert_eq!(b.column(1).as_string_view().value(0), "x");
             assert_eq!(b.column(2).as_string::<i32>().value(1), "VOID");
             let is_null = b.column(3).as_boolean();
             assert!(!is_null.value(0) && is_null.value(1) && !is_null.value(3));

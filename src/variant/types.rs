@@ -750,7 +750,7 @@ mod tests {
             ("float", DataType::Float32),
             ("double", DataType::Float64),
             ("decimal(5,2)", DataType::Decimal128(5, 2)),
-            ("string", DataType::Utf8),
+            ("string", DataType::Utf8View),
             ("binary", DataType::Binary),
             ("date", DataType::Date32),
             (
