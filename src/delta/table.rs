@@ -163,9 +163,9 @@ impl DeltaTable {
             .collect()
     }
 
-    /// Partition values of a file, in partition-column order.
-    fn partition_values(&self, file: &LogFile) -> Result<Vec<ScalarValue>> {
-        self.partition_fields()
+    /// Partition values of a file for the partition `fields`, in their order.
+    fn partition_values(fields: &[FieldRef], file: &LogFile) -> Result<Vec<ScalarValue>> {
+        fields
             .iter()
             .map(
                 |f| match file.partition_values.get(f.name()).cloned().flatten() {
@@ -195,7 +195,7 @@ impl DeltaTable {
         let fields = self.partition_fields();
         let values: Vec<Vec<ScalarValue>> = files
             .iter()
-            .map(|f| self.partition_values(f))
+            .map(|f| Self::partition_values(&fields, f))
             .collect::<Result<_>>()?;
         let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
         let applicable: Vec<Expr> = filters

@@ -514,24 +514,35 @@ impl DataSink for DeltaSink {
                     .iter()
                     .map(|&i| arrow::compute::cast(batch.column(i), &DataType::Utf8))
                     .collect::<std::result::Result<_, _>>()?;
-                let mut groups: HashMap<Vec<Option<String>>, Vec<u32>> = HashMap::new();
-                for r in 0..batch.num_rows() {
-                    let key = keys
-                        .iter()
-                        .map(|k| {
-                            let k = arrow::array::AsArray::as_string::<i32>(k.as_ref());
-                            arrow::array::Array::is_valid(k, r).then(|| k.value(r).to_string())
-                        })
-                        .collect();
-                    groups.entry(key).or_default().push(r as u32);
-                }
-                for (key, rows) in groups {
-                    let take = UInt32Array::from(rows);
+                // Rows per partition; an unpartitioned batch goes whole, uncopied.
+                let groups: Vec<(Vec<Option<String>>, Option<UInt32Array>)> = if keys.is_empty() {
+                    vec![(Vec::new(), None)]
+                } else {
+                    let mut groups: HashMap<Vec<Option<String>>, Vec<u32>> = HashMap::new();
+                    for r in 0..batch.num_rows() {
+                        let key = keys
+                            .iter()
+                            .map(|k| {
+                                let k = arrow::array::AsArray::as_string::<i32>(k.as_ref());
+                                arrow::array::Array::is_valid(k, r).then(|| k.value(r).to_string())
+                            })
+                            .collect();
+                        groups.entry(key).or_default().push(r as u32);
+                    }
+                    groups
+                        .into_iter()
+                        .map(|(k, rows)| (k, Some(UInt32Array::from(rows))))
+                        .collect()
+                };
+                for (key, take) in groups {
                     let columns: Vec<ArrayRef> = data_idx
                         .iter()
                         .zip(file_schema.fields())
                         .map(|(&i, f)| {
-                            let col = arrow::compute::take(batch.column(i), &take, None)?;
+                            let col = match &take {
+                                Some(take) => arrow::compute::take(batch.column(i), take, None)?,
+                                None => Arc::clone(batch.column(i)),
+                            };
                             if col.data_type() == f.data_type() {
                                 Ok(col)
                             } else {
