@@ -211,3 +211,92 @@ fn generates_the_reference_bluesky_events() {
         text(&out.stderr)
     );
 }
+
+fn cli_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_df-variant"));
+    cmd.args(args).env("HOME", std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null()).output().expect("start df-variant")
+}
+
+fn count(dir: &str) -> String {
+    let out = cli(
+        &[
+            "-q",
+            "--format",
+            "csv",
+            "-c",
+            &format!("SELECT count(*) AS n FROM '{dir}'"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// A multi-file `COPY` to a directory killed between its renames (the process
+/// aborts, as under `kill -9`) leaves none of its rows visible to our reader,
+/// before or after a later `COPY` to the same directory.
+#[test]
+fn a_copy_killed_while_committing_is_invisible() {
+    let dir = std::env::temp_dir().join(format!("df_variant_cli_atomic_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir = format!("{}/", dir.display());
+    let copy = |rows: u32| {
+        format!(
+            "COPY (SELECT i AS id, parse_json('{{\"a\":' || i || '}}') AS v FROM generate_series(1, {rows}) t(i)) TO '{dir}' STORED AS PARQUET"
+        )
+    };
+    // Small batches and files: a statement writes many files.
+    let small = [
+        "-q",
+        "-c",
+        "SET datafusion.execution.batch_size = 100",
+        "-c",
+        "SET datafusion.execution.soft_max_rows_per_output_file = 100",
+    ];
+    let out = cli(&[&small[..], &["-c", &copy(300)]].concat(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(count(&dir), "n\n300\n");
+
+    let out = cli_env(
+        &[&small[..], &["-c", &copy(5000)]].concat(),
+        &[("DF_VARIANT_FAILPOINT", "after_first_rename")],
+    );
+    assert!(!out.status.success(), "the fault injection did not fire");
+    // Some of its files are in place: other readers would see them, ours not.
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert!(files > 4, "{files} entries");
+    assert_eq!(count(&dir), "n\n300\n");
+
+    let out = cli(&[&small[..], &["-c", &copy(200)]].concat(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(count(&dir), "n\n500\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--memory-limit`: a query over its limit spills or fails with a clear
+/// error, and never takes the memory it asks for.
+#[test]
+fn memory_limit_spills_or_fails_clearly() {
+    let sql = "SELECT count(*) AS n FROM (SELECT i % 200000 AS k, count(*) FROM generate_series(1, 2000000) t(i) GROUP BY k)";
+    let out = cli(
+        &["-q", "--format", "csv", "--memory-limit", "16M", "-c", sql],
+        None,
+    );
+    let stderr = text(&out.stderr);
+    if out.status.success() {
+        assert_eq!(text(&out.stdout), "n\n200000\n");
+    } else {
+        assert!(stderr.contains("Resources exhausted"), "{stderr}");
+    }
+    let out = cli(&["--memory-limit", "lots", "-c", "SELECT 1"], None);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("'lots' is not a memory size"),
+        "{}",
+        text(&out.stderr)
+    );
+}

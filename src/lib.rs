@@ -45,6 +45,7 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
@@ -144,6 +145,16 @@ pub fn variant_context() -> SessionContext {
 /// Never; a `variant.spark_functions` request without the `spark` feature is
 /// ignored here (the CLI reports it).
 pub fn variant_context_with_config(config: SessionConfig) -> SessionContext {
+    variant_context_with_runtime(config, Arc::new(RuntimeEnv::default()))
+}
+
+/// Like [`variant_context_with_config`], on the given runtime (memory pool,
+/// disk manager for spilling, object stores, caches); see
+/// [`memory_limited_runtime`].
+pub fn variant_context_with_runtime(
+    config: SessionConfig,
+    runtime: Arc<RuntimeEnv>,
+) -> SessionContext {
     let spark = config
         .options()
         .extensions
@@ -151,10 +162,72 @@ pub fn variant_context_with_config(config: SessionConfig) -> SessionContext {
         .is_some_and(|o| o.spark_functions);
     let mut builder = SessionStateBuilder::new()
         .with_config(config)
+        .with_runtime_env(runtime)
         .with_default_features();
     if spark {
         builder = spark::with_spark_functions(builder);
     }
     // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
     SessionContext::new_with_state(with_variant(builder).build()).enable_url_table()
+}
+
+/// A runtime whose queries together use at most `limit` bytes of tracked memory:
+/// DataFusion's `FairSpillPool` (each spilling operator gets a fair share, and
+/// sorts, aggregations and joins spill to the OS temporary directory when they
+/// reach it), inside a pool that names its largest consumers when memory runs
+/// out. A query that cannot fit fails with DataFusion's "Resources exhausted"
+/// error instead of the process growing without bound.
+///
+/// ```
+/// let runtime = df_variant::memory_limited_runtime(64 << 20).unwrap();
+/// let ctx = df_variant::variant_context_with_runtime(Default::default(), runtime);
+/// # let _ = ctx;
+/// ```
+///
+/// # Errors
+/// When the disk manager cannot be set up.
+pub fn memory_limited_runtime(limit: usize) -> Result<Arc<RuntimeEnv>> {
+    use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
+    use std::num::NonZeroUsize;
+    let pool = TrackConsumersPool::new(
+        FairSpillPool::new(limit),
+        NonZeroUsize::new(5).unwrap_or(NonZeroUsize::MIN),
+    );
+    RuntimeEnvBuilder::new()
+        .with_memory_pool(Arc::new(pool))
+        .build_arc()
+}
+
+/// Parses a memory size such as `512M`, `2G`, `1.5GiB` or `1048576` (bytes;
+/// `K`, `M`, `G`, `T` are powers of 1024).
+///
+/// ```
+/// assert_eq!(df_variant::parse_memory_size("512M"), Ok(512 << 20));
+/// assert_eq!(df_variant::parse_memory_size("1.5g"), Ok(3 << 29));
+/// assert!(df_variant::parse_memory_size("lots").is_err());
+/// ```
+///
+/// # Errors
+/// A message naming the text when it is not a size.
+pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (number, shift) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 10),
+        Some('m') => (&body[..body.len() - 1], 20),
+        Some('g') => (&body[..body.len() - 1], 30),
+        Some('t') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let bad = || format!("'{t}' is not a memory size (e.g. 512M, 2G)");
+    let value: f64 = number.trim().parse().map_err(|_| bad())?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > usize::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as usize)
 }

@@ -172,9 +172,9 @@ pub fn array_to_variant(array: &dyn Array, mode: ToVariantMode) -> Result<ArrayR
     check_convertible(array.data_type(), mode).map_err(ArrowError::InvalidArgumentError)?;
     let array: ArrayRef = make_array(array.to_data());
     let type_name = sql_type_name(array.data_type());
-    let row_error = |i: usize, e: ArrowError| {
+    let row_error = |_: usize, e: ArrowError| {
         ArrowError::InvalidArgumentError(format!(
-            "cannot convert row {i} of type {type_name} to VARIANT: {}",
+            "cannot convert a value of type {type_name} to VARIANT: {}",
             strip_error_prefix(&e)
         ))
     };
@@ -1113,7 +1113,7 @@ mod tests {
                 .unwrap();
         let err = array_to_variant(&too_big, ToVariantMode::Cast).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("row 1"), "{msg}");
+        assert!(msg.contains("does not fit DECIMAL(38)"), "{msg}");
         assert!(msg.contains("DECIMAL(76,0)"), "{msg}");
     }
 
@@ -1540,7 +1540,7 @@ mod tests {
         let err = array_to_variant(&list, ToVariantMode::Cast)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("row 0"), "{err}");
+        assert!(err.contains("invalid nested variant"), "{err}");
     }
 
     #[test]

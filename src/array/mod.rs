@@ -12,7 +12,7 @@ pub(crate) use unshred::encode_primitives;
 
 pub use builder::{EMPTY_METADATA, VARIANT_NULL};
 
-pub use builder::VariantColumnBuilder;
+pub use builder::{SharedMetadata, VariantColumnBuilder};
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -51,8 +51,16 @@ impl Session {
         {
             eprintln!("Error: {}", one_line(&e));
         }
+        let ctx = match args.memory_limit.map(df_variant::memory_limited_runtime) {
+            Some(Ok(runtime)) => df_variant::variant_context_with_runtime(config, runtime),
+            Some(Err(e)) => {
+                eprintln!("Error: {}", one_line(&e));
+                df_variant::variant_context_with_config(config)
+            }
+            None => df_variant::variant_context_with_config(config),
+        };
         Self {
-            ctx: df_variant::variant_context_with_config(config),
+            ctx,
             format: args.format,
             quiet: args.quiet,
             maxrows: args.maxrows,

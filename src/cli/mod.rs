@@ -75,6 +75,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
 
+    /// Most memory the queries may use (e.g. `512M`, `2G`): sorts, aggregations and
+    /// joins spill to disk at the limit, and a query that still does not fit fails
+    /// with "Resources exhausted". Default: no limit.
+    #[arg(long, value_name = "SIZE", value_parser = df_variant::parse_memory_size)]
+    pub memory_limit: Option<usize>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

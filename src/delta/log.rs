@@ -206,8 +206,13 @@ impl TableSnapshot {
     }
 }
 
+/// The kernel's error without the backtrace it captures under `RUST_BACKTRACE`
+/// (a user-facing error is one line).
 fn kernel_err(url: &Url, e: delta_kernel::error::KernelError) -> DataFusionError {
-    exec_datafusion_err!("cannot read the Delta log of {url}: {e}")
+    exec_datafusion_err!(
+        "cannot read the Delta log of {url}: {}",
+        e.without_backtrace()
+    )
 }
 
 /// A kernel engine over `store` (DataFusion's object store for the table URL).

@@ -338,7 +338,8 @@ impl TableProvider for DeltaTable {
             .with_projection_indices(Some(projection))?
             .with_limit(limit)
             .build();
-        format.create_physical_plan(state, config).await
+        let plan = format.create_physical_plan(state, config).await?;
+        crate::reader::guard_parquet_scan(plan, state)
     }
 
     async fn insert_into(

@@ -27,7 +27,7 @@ use arrow::array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err, exec_err, plan_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, plan_err};
 use datafusion::datasource::sink::DataSink;
 use datafusion::execution::TaskContext;
 use datafusion::object_store::path::Path;
@@ -42,9 +42,10 @@ use super::log::{TableSnapshot, load_snapshot, store_path, table_exists};
 use super::schema::{schema_string, writable_type};
 use super::stats::file_stats;
 use super::table::blocking;
-use crate::array::{VariantInput, is_variant_field};
-use crate::variant::validate::check;
-use crate::writer::{FilePlan, ShreddingMode, VariantOptions, WrittenFile, write_file};
+use crate::array::is_variant_field;
+use crate::writer::{
+    FilePlan, ShreddingMode, VariantOptions, WrittenFile, check_written_variants, write_file,
+};
 
 /// The GA and preview names of the shredding feature.
 const SHREDDING: &str = "variantShredding";
@@ -398,23 +399,6 @@ struct OpenFile {
     task: tokio::task::JoinHandle<Result<WrittenFile>>,
 }
 
-/// Checks every VARIANT value of top-level column `i` of `batch`.
-fn check_variants(batch: &RecordBatch, i: usize, name: &str, first_row: usize) -> Result<()> {
-    let input = VariantInput::try_new(batch.column(i))
-        .map_err(|e| exec_datafusion_err!("column '{name}': not a VARIANT column: {e}"))?;
-    for r in 0..input.len() {
-        if let Some((m, v)) = input.get(r)
-            && let Err(e) = check(m, v)
-        {
-            return exec_err!(
-                "column '{name}', row {}: malformed VARIANT value, not written: {e}",
-                first_row + r + 1
-            );
-        }
-    }
-    Ok(())
-}
-
 #[async_trait]
 impl DataSink for DeltaSink {
     fn schema(&self) -> &SchemaRef {
@@ -505,7 +489,7 @@ impl DataSink for DeltaSink {
                 let batch = batch?;
                 for (i, f) in self.schema.fields().iter().enumerate() {
                     if is_variant_field(f) {
-                        check_variants(&batch, i, f.name(), rows_seen)?;
+                        check_written_variants(batch.column(i), f.name())?;
                     }
                 }
                 rows_seen += batch.num_rows();

@@ -37,18 +37,31 @@ pub struct JsonVariantTable {
     function: &'static str,
     files: Arc<[InputFile]>,
     tolerant: bool,
+    json: JsonParseOptions,
     schema: SchemaRef,
 }
 
 impl JsonVariantTable {
     /// A table over `files`; `tolerant` turns malformed lines into NULL rows.
+    /// Lines are parsed with [`JsonParseOptions::default`] and trailing content
+    /// rejected; see [`Self::with_json_options`].
     pub fn new(function: &'static str, files: Vec<InputFile>, tolerant: bool) -> Self {
         Self {
             function,
             files: files.into(),
             tolerant,
+            json: JsonParseOptions {
+                reject_trailing_content: true,
+                ..JsonParseOptions::default()
+            },
             schema: read_json_variant_schema(),
         }
+    }
+
+    /// Parses lines with `json` instead.
+    pub fn with_json_options(mut self, json: JsonParseOptions) -> Self {
+        self.json = json;
+        self
     }
 
     /// The input files.
@@ -80,7 +93,8 @@ impl JsonVariantTable {
             groups,
             schema,
             self.tolerant,
-        ))
+        )
+        .with_json_options(self.json))
     }
 }
 
@@ -132,6 +146,7 @@ pub struct ReadJsonVariantExec {
     groups: Arc<[Vec<FileRange>]>,
     schema: SchemaRef,
     tolerant: bool,
+    json: JsonParseOptions,
     chunk_size: usize,
     properties: Arc<PlanProperties>,
 }
@@ -163,9 +178,24 @@ impl ReadJsonVariantExec {
             groups,
             schema,
             tolerant,
+            json: JsonParseOptions {
+                reject_trailing_content: true,
+                ..JsonParseOptions::default()
+            },
             chunk_size: DEFAULT_CHUNK_SIZE,
             properties: Arc::new(properties),
         }
+    }
+
+    /// Parses lines with `json` (by default trailing content is rejected).
+    pub fn with_json_options(mut self, json: JsonParseOptions) -> Self {
+        self.json = json;
+        self
+    }
+
+    /// How lines are parsed.
+    pub fn json_options(&self) -> JsonParseOptions {
+        self.json
     }
 
     /// Sets the number of bytes read at a time (default 8 MiB).
@@ -247,7 +277,7 @@ impl ExecutionPlan for ReadJsonVariantExec {
             tolerant: self.tolerant,
             chunk_size: self.chunk_size,
             batch_size: context.session_config().batch_size(),
-            json: JsonParseOptions::default(),
+            json: self.json,
         };
         let files = Arc::clone(&self.files);
         let schema = Arc::clone(&self.schema);

@@ -69,6 +69,8 @@ use std::sync::Arc;
 use datafusion::catalog::{TableFunction, TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::Result;
 
+use crate::variant::json::JsonParseOptions;
+
 pub use exec::{JsonVariantTable, ReadJsonVariantExec, read_json_variant_schema};
 
 /// Name of the strict table function.
@@ -115,7 +117,18 @@ impl ReadJsonVariant {
 impl TableFunctionImpl for ReadJsonVariant {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let pattern = files::path_argument(self.name(), args.exprs())?;
-        Ok(Arc::new(self.table(&pattern)?))
+        let lenient = args
+            .session()
+            .config()
+            .options()
+            .extensions
+            .get::<crate::writer::VariantOptions>()
+            .is_some_and(|o| o.ndjson_ignore_trailing_content);
+        let json = JsonParseOptions {
+            reject_trailing_content: !lenient,
+            ..JsonParseOptions::default()
+        };
+        Ok(Arc::new(self.table(&pattern)?.with_json_options(json)))
     }
 }
 

@@ -124,6 +124,9 @@ impl<'a> LineReader<'a> {
                 .map_err(|e| self.io_error(path, "read", &e))?;
         }
         let mut skipping = range.start > 0;
+        // Whether the last line ended with `\r`: a `\n` right after it closes the
+        // same line (CRLF), not an empty one.
+        let mut after_cr = false;
         let chunk = self.options.chunk_size;
         // Room for one chunk plus a carried-over partial line; reads are sized to
         // fit so the buffer only grows for lines longer than that.
@@ -153,6 +156,7 @@ impl<'a> LineReader<'a> {
             if skipping {
                 match find_newline(&buf[scanned..]) {
                     Some(k) => {
+                        after_cr = buf[scanned + k] == b'\r';
                         i = scanned + k + 1;
                         scanned = i;
                         skipping = false;
@@ -175,6 +179,18 @@ impl<'a> LineReader<'a> {
                     done = true;
                     break;
                 }
+                if after_cr && buf.get(i) == Some(&b'\n') {
+                    // The `\n` of a CRLF whose `\r` ended the previous line.
+                    after_cr = false;
+                    i += 1;
+                    scanned = i;
+                    continue;
+                }
+                if after_cr && i == buf.len() && !eof {
+                    // Whether a `\n` follows the `\r` is in the next read.
+                    scanned = i;
+                    break;
+                }
                 let first = *first_line_start.get_or_insert(line_start);
                 let from = scanned.max(i);
                 let line_end = match find_newline(&buf[from..]) {
@@ -188,6 +204,7 @@ impl<'a> LineReader<'a> {
                         break;
                     }
                 };
+                after_cr = buf.get(line_end) == Some(&b'\r');
                 let at = LineAt {
                     path,
                     first_line_start: first,
@@ -214,9 +231,8 @@ impl<'a> LineReader<'a> {
         }
     }
 
-    /// Handles one line (without its `\n`).
-    fn line(&mut self, line: &[u8], at: &LineAt<'_>, sink: &mut Sink<'_>) -> Result<Flow> {
-        let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+    /// Handles one line (without its terminator).
+    fn line(&mut self, mut line: &[u8], at: &LineAt<'_>, sink: &mut Sink<'_>) -> Result<Flow> {
         if at.offset == 0 {
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
@@ -283,15 +299,19 @@ fn read_some(file: &mut File, buf: &mut Vec<u8>, want: usize) -> io::Result<usiz
     }
 }
 
+/// The first line terminator: `\n`, or `\r` (alone or as the start of `\r\n`).
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    bytes.iter().position(|&b| b == b'\n' || b == b'\r')
 }
 
-/// Counts `\n` bytes in the first `limit` bytes of a file.
+/// Counts the line terminators (`\n`, `\r\n` and a lone `\r`) in the first
+/// `limit` bytes of a file. `limit` is the start of a line, so a `\r` just
+/// before it ends a line of its own.
 pub fn count_newlines_before(path: &Path, limit: u64) -> io::Result<u64> {
     let mut file = File::open(path)?.take(limit);
     let mut buf = vec![0u8; 1 << 20];
     let mut count = 0u64;
+    let mut last = 0u8;
     loop {
         let n = match file.read(&mut buf) {
             Ok(0) => return Ok(count),
@@ -299,8 +319,20 @@ pub fn count_newlines_before(path: &Path, limit: u64) -> io::Result<u64> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        // A plain loop the compiler vectorises.
-        count += buf[..n].iter().map(|&b| u64::from(b == b'\n')).sum::<u64>();
+        let bytes = &buf[..n];
+        // Plain loops the compiler vectorises: every `\n` and `\r`, less the `\r\n`
+        // pairs (counted twice), including a pair split across two reads.
+        let ends = bytes
+            .iter()
+            .map(|&b| u64::from(b == b'\n' || b == b'\r'))
+            .sum::<u64>();
+        let pairs = bytes
+            .windows(2)
+            .map(|w| u64::from(w == b"\r\n"))
+            .sum::<u64>()
+            + u64::from(last == b'\r' && bytes[0] == b'\n');
+        count += ends - pairs;
+        last = bytes[n - 1];
     }
 }
 
@@ -421,6 +453,54 @@ mod tests {
         let groups = split_ranges(&[files[0].size], 1, 0);
         let (rows, _) = read_all(&files, &groups, &options(3, 10, false)).unwrap();
         assert_eq!(texts(&rows), ["{\"x\":\"a\"}", "[null]"]);
+    }
+
+    #[test]
+    fn every_line_terminator_and_split_gives_the_same_rows_and_line_numbers() {
+        // `\n`, `\r\n` and a lone `\r` end lines alike; line 7 is broken.
+        let body = b"1\r2\r\n3\n\r\n\r4\r\r\n{]\r\n5\r";
+        let (_t, f) = temp_file("terminators", body);
+        let files = [f];
+        let mut bad_line = body.to_vec();
+        bad_line.truncate(body.len() - 6);
+        bad_line.extend_from_slice(b"6\r\n5\r");
+        let (_g, good) = temp_file("terminators_good", &bad_line);
+        let good = [good];
+        for chunk in [1, 2, 3, 5, 1 << 20] {
+            for parts in [1, 2, 3, 5, 7, 11, 25] {
+                let opts = options(chunk, 3, false);
+                let groups = split_ranges(&[good[0].size], parts, 0);
+                let (rows, _) = read_all(&good, &groups, &opts).unwrap();
+                assert_eq!(
+                    texts(&rows),
+                    ["1", "2", "3", "4", "6", "5"],
+                    "chunk {chunk} parts {parts}"
+                );
+                let groups = split_ranges(&[files[0].size], parts, 0);
+                let e = read_all(&files, &groups, &opts).unwrap_err().to_string();
+                assert!(
+                    e.contains(" line 8: invalid JSON"),
+                    "chunk {chunk} parts {parts}: {e}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn content_after_the_value_is_an_error_naming_the_line() {
+        let (_t, f) = temp_file("two_values", b"{\"a\":1}\n{\"a\":1}{\"b\":2}\n");
+        let files = [f];
+        let groups = split_ranges(&[files[0].size], 1, 0);
+        let mut strict = options(4, 10, false);
+        strict.json.reject_trailing_content = true;
+        let e = read_all(&files, &groups, &strict).unwrap_err().to_string();
+        assert!(
+            e.contains(" line 2: invalid JSON: content after the JSON value at byte 7"),
+            "{e}"
+        );
+        // Spark's rule, on request: the rest of the line is ignored.
+        let (rows, _) = read_all(&files, &groups, &options(4, 10, false)).unwrap();
+        assert_eq!(texts(&rows), ["{\"a\":1}", "{\"a\":1}"]);
     }
 
     #[test]

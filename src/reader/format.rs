@@ -12,7 +12,9 @@ use datafusion::common::{GetExt, Result, Statistics, plan_datafusion_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSinkConfig, FileSource,
+};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
@@ -21,7 +23,9 @@ use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 
+use super::footer::{check_parquet_footer, guard_parquet_scan};
 use crate::array::{is_variant_type, variant_data_type};
+use crate::writer::commit::pending_among;
 use crate::writer::{VariantOptions, variant_sink_exec};
 
 /// Creates [`VariantParquetFormat`]s; registered for the `parquet` extension by
@@ -160,6 +164,41 @@ fn merge_file_schemas(schemas: Vec<SchemaRef>) -> Result<Schema> {
     })
 }
 
+/// `conf` without the files that a commit marker lists (files of a statement
+/// that has not finished writing, or died while committing: see
+/// [`crate::writer::commit`]). The table's statistics counted them, so they
+/// become unknown when a file is left out.
+async fn without_pending(state: &dyn Session, conf: FileScanConfig) -> Result<FileScanConfig> {
+    let store = state.runtime_env().object_store(&conf.object_store_url)?;
+    let paths = conf
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .map(|f| &f.object_meta.location);
+    let pending = pending_among(store.as_ref(), paths).await?;
+    if pending.is_empty() {
+        return Ok(conf);
+    }
+    let groups: Vec<FileGroup> = conf
+        .file_groups
+        .iter()
+        .map(|g| {
+            FileGroup::new(
+                g.files()
+                    .iter()
+                    .filter(|f| !pending.contains(&f.object_meta.location))
+                    .cloned()
+                    .collect(),
+            )
+        })
+        .collect();
+    let unknown = Statistics::new_unknown(conf.file_source().table_schema().table_schema());
+    Ok(FileScanConfigBuilder::from(conf)
+        .with_file_groups(groups)
+        .with_statistics(unknown)
+        .build())
+}
+
 #[async_trait]
 impl FileFormat for VariantParquetFormat {
     fn get_ext(&self) -> String {
@@ -183,7 +222,24 @@ impl FileFormat for VariantParquetFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
+        // Files of a statement whose commit has not finished are not part of the
+        // table (see `crate::writer::commit`).
+        let pending = pending_among(store.as_ref(), objects.iter().map(|o| &o.location)).await?;
+        let kept: Vec<ObjectMeta>;
+        let objects = if pending.is_empty() {
+            objects
+        } else {
+            kept = objects
+                .iter()
+                .filter(|o| !pending.contains(&o.location))
+                .cloned()
+                .collect();
+            &kept[..]
+        };
         if objects.len() <= 1 {
+            for object in objects {
+                check_parquet_footer(store.as_ref(), object).await?;
+            }
             let schema = self.inner.infer_schema(state, store, objects).await?;
             return Ok(Arc::new(merge_file_schemas(vec![schema])?));
         }
@@ -198,7 +254,10 @@ impl FileFormat for VariantParquetFormat {
         let schemas: Vec<SchemaRef> = futures::stream::iter(objects)
             .map(|object| {
                 let object = [object.clone()];
-                async move { self.inner.infer_schema(state, store, &object).await }
+                async move {
+                    check_parquet_footer(store.as_ref(), &object[0]).await?;
+                    self.inner.infer_schema(state, store, &object).await
+                }
             })
             .boxed() // as upstream: https://github.com/rust-lang/rust/issues/64552
             .buffered(concurrency)
@@ -214,6 +273,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
+        check_parquet_footer(store.as_ref(), object).await?;
         self.inner
             .infer_stats(state, store, table_schema, object)
             .await
@@ -226,6 +286,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Option<LexOrdering>> {
+        check_parquet_footer(store.as_ref(), object).await?;
         self.inner
             .infer_ordering(state, store, table_schema, object)
             .await
@@ -238,6 +299,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<FileMeta> {
+        check_parquet_footer(store.as_ref(), object).await?;
         self.inner
             .infer_stats_and_ordering(state, store, table_schema, object)
             .await
@@ -248,7 +310,9 @@ impl FileFormat for VariantParquetFormat {
         state: &dyn Session,
         conf: FileScanConfig,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner.create_physical_plan(state, conf).await
+        let conf = without_pending(state, conf).await?;
+        let plan = self.inner.create_physical_plan(state, conf).await?;
+        guard_parquet_scan(plan, state)
     }
 
     async fn create_writer_physical_plan(

@@ -19,6 +19,7 @@
 
 mod adapter;
 mod bounds;
+mod footer;
 mod format;
 pub mod inspect;
 pub mod pushdown;
@@ -26,6 +27,9 @@ pub mod scan;
 
 pub use adapter::{ReassembleVariant, VariantAdapterRule, VariantExprAdapterFactory};
 pub use bounds::{Bounds, PathBounds, PathKey};
+pub use footer::{
+    GuardedReaderFactory, check_parquet_footer, check_parquet_tail, guard_parquet_scan,
+};
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 
 use std::sync::Arc;

@@ -34,6 +34,8 @@ use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column as LogicalColumn, Result, ScalarValue};
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+
+use super::footer::check_parquet_footer;
 use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
 use datafusion::datasource::physical_plan::{
     FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
@@ -342,6 +344,9 @@ impl ExecutionPlan for VariantScanExec {
                             schema,
                             futures::stream::empty(),
                         )) as SendableRecordBatchStream);
+                    }
+                    if !super::footer::cached(Some(&cache), &file.object_meta) {
+                        check_parquet_footer(store.as_ref(), &file.object_meta).await?;
                     }
                     let metadata = DFParquetMetadata::new(store.as_ref(), &file.object_meta)
                         .with_file_metadata_cache(Some(cache))

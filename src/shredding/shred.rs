@@ -259,10 +259,9 @@ impl<'a> RowReader<'a> {
         let Some((m, v)) = self.input.get(i) else {
             return Ok(None);
         };
-        check(m, v).map_err(|e| exec_datafusion_err!("shred: row {i}: {e}"))?;
+        check(m, v).map_err(|e| exec_datafusion_err!("shred: {e}"))?;
         if self.dict.is_empty() || m != self.metadata {
-            self.dict =
-                check_metadata(m).map_err(|e| exec_datafusion_err!("shred: row {i}: {e}"))?;
+            self.dict = check_metadata(m).map_err(|e| exec_datafusion_err!("shred: {e}"))?;
             self.metadata = m;
         }
         let len = value_len(v).ok_or_else(|| corrupt("truncated value"))?;
@@ -500,49 +499,55 @@ enum Step {
 }
 
 impl Node {
-    fn leaves(&self) -> usize {
+    /// Every object field in pre-order, with its parent field and its number of
+    /// leaves; returns the leaves of `self`.
+    fn collect_fields(
+        &self,
+        path: &mut Vec<Step>,
+        parent: Option<usize>,
+        out: &mut Vec<FieldInfo>,
+    ) -> usize {
         match self {
             Node::Prim(_) => 1,
-            Node::Struct(fields) => fields.iter().map(|f| f.2.leaves()).sum(),
-            Node::List(e) => e.leaves(),
-        }
-    }
-
-    /// Every object field: `(count, path)`.
-    fn collect_fields(&self, path: &mut Vec<Step>, out: &mut Vec<(usize, Vec<Step>)>) {
-        match self {
-            Node::Prim(_) => {}
             Node::Struct(fields) => {
+                let mut total = 0;
                 for (name, count, child) in fields {
                     path.push(Step::Field(name.clone()));
-                    out.push((*count, path.clone()));
-                    child.collect_fields(path, out);
+                    let at = out.len();
+                    out.push(FieldInfo {
+                        count: *count,
+                        path: path.clone(),
+                        parent,
+                        leaves: 0,
+                    });
+                    let leaves = child.collect_fields(path, Some(at), out);
+                    out[at].leaves = leaves;
+                    total += leaves;
                     path.pop();
                 }
+                total
             }
             Node::List(e) => {
                 path.push(Step::Element);
-                e.collect_fields(path, out);
+                let leaves = e.collect_fields(path, parent, out);
                 path.pop();
+                leaves
             }
         }
     }
 
-    /// Removes the field at `path`, returning the leaves it held (0 when gone).
-    fn remove(&mut self, path: &[Step]) -> usize {
-        match (self, path) {
-            (Node::Struct(fields), [Step::Field(name), rest @ ..]) => {
-                let Some(pos) = fields.iter().position(|f| &f.0 == name) else {
-                    return 0;
-                };
-                if rest.is_empty() {
-                    fields.remove(pos).2.leaves()
-                } else {
-                    fields[pos].2.remove(rest)
-                }
-            }
-            (Node::List(e), [Step::Element, rest @ ..]) => e.remove(rest),
-            _ => 0,
+    /// Drops the fields marked in `removed`, indexed in the pre-order of
+    /// [`Self::collect_fields`] (`next` counts the fields visited).
+    fn drop_fields(&mut self, removed: &[bool], next: &mut usize) {
+        match self {
+            Node::Prim(_) => {}
+            Node::Struct(fields) => fields.retain_mut(|(_, _, child)| {
+                let at = *next;
+                *next += 1;
+                child.drop_fields(removed, next);
+                !removed.get(at).copied().unwrap_or(false)
+            }),
+            Node::List(e) => e.drop_fields(removed, next),
         }
     }
 
@@ -565,27 +570,62 @@ impl Node {
     }
 }
 
+/// An object field of a [`Node`] while [`limit_leaves`] chooses what to drop.
+struct FieldInfo {
+    count: usize,
+    path: Vec<Step>,
+    /// The enclosing field, if any (through lists).
+    parent: Option<usize>,
+    /// Leaves of the field's subtree still kept.
+    leaves: usize,
+}
+
 /// Drops the rarest object fields until at most `max_leaves` leaves remain. Ties
 /// drop deeper fields first, then by path (descending), so the result is
-/// deterministic.
+/// deterministic. One sort and one pass: a field dropped with its parent is not
+/// counted twice, and the tree is rebuilt once (linear in the fields, so an
+/// object with a million keys takes no longer than reading it).
 fn limit_leaves(node: &mut Node, max_leaves: usize) {
-    let mut leaves = node.leaves();
+    let mut fields = Vec::new();
+    let mut leaves = node.collect_fields(&mut Vec::new(), None, &mut fields);
     if leaves <= max_leaves {
         return;
     }
-    let mut fields = Vec::new();
-    node.collect_fields(&mut Vec::new(), &mut fields);
-    fields.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.1.len().cmp(&a.1.len()))
-            .then(b.1.cmp(&a.1))
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&fields[a], &fields[b]);
+        a.count
+            .cmp(&b.count)
+            .then(b.path.len().cmp(&a.path.len()))
+            .then(b.path.cmp(&a.path))
     });
-    for (_, path) in fields {
+    let mut removed = vec![false; fields.len()];
+    for i in order {
         if leaves <= max_leaves {
             break;
         }
-        leaves -= node.remove(&path);
+        let mut up = Some(i);
+        let mut gone = false;
+        while let Some(j) = up {
+            if removed[j] {
+                gone = true;
+                break;
+            }
+            up = fields[j].parent;
+        }
+        if gone {
+            continue;
+        }
+        let n = fields[i].leaves;
+        removed[i] = true;
+        leaves -= n;
+        let mut up = fields[i].parent;
+        while let Some(j) = up {
+            fields[j].leaves -= n;
+            up = fields[j].parent;
+        }
     }
+    node.drop_fields(&removed, &mut 0);
 }
 
 /// Infers the `typed_value` Arrow type (the typed shape, see the module docs) for a

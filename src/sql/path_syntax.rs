@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::ast::BinaryOperator;
 use crate::array::is_variant_type;
 use crate::udf::{parse_json_udf, variant_get_udf};
 use crate::variant::path::{PathSegment, parse_path, path_to_string};
+use crate::variant::validate::MAX_DEPTH;
 
 /// The [`ExprPlanner`] described in the module docs; registered by
 /// [`crate::with_variant`] ahead of DataFusion's planners.
@@ -52,8 +53,14 @@ fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
 
 /// `variant_get(base, path)` where `base` is a VARIANT expression, extending the
 /// path of `base` when it is itself such an extraction.
+///
+/// A folded path stops growing at [`MAX_DEPTH`] steps (no valid Variant nests
+/// deeper, so the extraction it starts is NULL anyway): each fold re-reads the
+/// path so far, and unbounded folding made `v[0][0]...` quadratic to plan.
 fn extract(base: Expr, mut segments: Vec<PathSegment>) -> Expr {
-    if let Some((inner, mut prefix)) = as_extraction(&base) {
+    if let Some((inner, mut prefix)) = as_extraction(&base)
+        && prefix.len() < MAX_DEPTH
+    {
         prefix.append(&mut segments);
         return variant_get_udf().call(vec![inner.clone(), lit(path_to_string(&prefix))]);
     }

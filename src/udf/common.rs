@@ -106,17 +106,17 @@ pub fn variant_input(func: &str, array: &ArrayRef) -> Result<Option<VariantInput
         .map_err(|e| exec_datafusion_err!("{func}: {e}"))
 }
 
-/// Decodes row `row`'s bytes with the crate's guard; the error names the function
-/// and the row.
+/// Decodes one row's bytes with the crate's guard; the error names the function
+/// and what is wrong. It names no row: a function sees a batch, and a position
+/// inside one depends on partitioning and batch sizes, so it would not find the
+/// row again.
 #[inline]
 pub fn decode_row<'m, 'v>(
     func: &str,
-    row: usize,
     metadata: &'m [u8],
     value: &'v [u8],
 ) -> Result<Variant<'m, 'v>> {
-    validate::decode(metadata, value)
-        .map_err(|e| exec_datafusion_err!("{func}: row {}: {e}", row + 1))
+    validate::decode(metadata, value).map_err(|e| exec_datafusion_err!("{func}: {e}"))
 }
 
 /// Stack that must remain before a batch starts; below it, the batch runs on a
@@ -157,7 +157,7 @@ pub fn rows(arrays: &[ArrayRef]) -> usize {
 }
 
 /// Calls `f` with every row of a Variant argument, decoded through the guard:
-/// `None` for SQL NULL. Malformed bytes are an error naming `func` and the row.
+/// `None` for SQL NULL. Malformed bytes are an error naming `func` and the problem.
 pub fn for_each_variant(
     func: &str,
     array: &ArrayRef,
@@ -169,7 +169,7 @@ pub fn for_each_variant(
             match input.as_ref().and_then(|i| i.get(row)) {
                 None => f(row, None)?,
                 Some((m, v)) => {
-                    let variant = decode_row(func, row, m, v)?;
+                    let variant = decode_row(func, m, v)?;
                     f(row, Some(&variant))?;
                 }
             }

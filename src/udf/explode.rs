@@ -58,7 +58,7 @@ pub fn explode_type() -> DataType {
 /// Explodes every row of a Variant column into a list of `(pos, key, value)`.
 ///
 /// # Errors
-/// When a row's bytes are malformed (naming `func` and the row).
+/// When a row's bytes are malformed (naming `func` and the problem).
 pub fn explode_column(func: &str, column: &ArrayRef, outer: bool) -> Result<ListArray> {
     guard(func, || {
         let input = variant_input(func, column)?;
@@ -74,15 +74,17 @@ pub fn explode_column(func: &str, column: &ArrayRef, outer: bool) -> Result<List
             let mut produced = 0i32;
             if let Some((m, v)) = bytes {
                 let bad = |e: &dyn std::fmt::Display| {
-                    exec_datafusion_err!("{func}: row {}: [MALFORMED_VARIANT] {e}", row + 1)
+                    exec_datafusion_err!("{func}: [MALFORMED_VARIANT] {e}")
                 };
                 let dict = check_metadata(m).map_err(|e| bad(&e))?;
                 check_value_with(v, &dict).map_err(|e| bad(&e))?;
                 if let Some(items) = children(&dict, v).map_err(|e| bad(&e))? {
+                    // Every element shares the row's metadata, stored once.
+                    let shared = value.share_metadata(m);
                     for (i, (name, child)) in items.into_iter().enumerate() {
                         pos.append_value(i as i32);
                         key.append_option(name);
-                        value.append(m, child);
+                        value.append_shared(shared, m, child);
                         produced += 1;
                     }
                 }

@@ -260,7 +260,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn malformed_bytes_are_an_error_naming_the_row() {
+    async fn malformed_bytes_are_an_error_naming_the_problem() {
         let fields = Fields::from(vec![
             Field::new("metadata", DataType::Binary, false),
             Field::new("value", DataType::Binary, false),
@@ -301,10 +301,10 @@ mod tests {
                 .await
                 .unwrap_err()
                 .to_string();
-            assert!(
-                err.contains("row 2") && err.contains("MALFORMED_VARIANT"),
-                "{sql}: {err}"
-            );
+            // What is wrong, and no batch-local row number (it would not find
+            // the row again under another partitioning).
+            assert!(err.contains("MALFORMED_VARIANT"), "{sql}: {err}");
+            assert!(!err.contains("row "), "{sql}: {err}");
         }
     }
 }

@@ -13,6 +13,7 @@ use datafusion::logical_expr::{
 use super::common::{Arrays, check_string_arg};
 use crate::array::{VariantColumnBuilder, variant_data_type, variant_field};
 use crate::variant::json::{JsonParseOptions, JsonToVariant};
+use crate::variant::shorten;
 
 /// `parse_json(json)` parses JSON text into a Variant (Spark semantics: integers
 /// in the smallest width, fractions as decimals, exponents as doubles, duplicate
@@ -107,7 +108,7 @@ impl ScalarUDFImpl for ParseJsonFunc {
 fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
     let mut builder = VariantColumnBuilder::new(input.len());
     let mut parser = JsonToVariant::new(JsonParseOptions::default());
-    let mut one = |row: usize, text: Option<&str>| -> Result<()> {
+    let mut one = |text: Option<&str>| -> Result<()> {
         let Some(text) = text else {
             builder.append_null();
             return Ok(());
@@ -117,8 +118,8 @@ fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
             Err(_) if safe => builder.append_null(),
             Err(e) => {
                 return exec_err!(
-                    "[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] {func}: row {}: invalid JSON: {e}",
-                    row + 1
+                    "[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] {func}: invalid JSON {}: {e}",
+                    shorten(text)
                 );
             }
         }
@@ -126,23 +127,23 @@ fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
     };
     match input.data_type() {
         DataType::Utf8 => {
-            for (i, t) in input.as_string::<i32>().iter().enumerate() {
-                one(i, t)?;
+            for t in input.as_string::<i32>().iter() {
+                one(t)?;
             }
         }
         DataType::LargeUtf8 => {
-            for (i, t) in input.as_string::<i64>().iter().enumerate() {
-                one(i, t)?;
+            for t in input.as_string::<i64>().iter() {
+                one(t)?;
             }
         }
         DataType::Utf8View => {
-            for (i, t) in input.as_string_view().iter().enumerate() {
-                one(i, t)?;
+            for t in input.as_string_view().iter() {
+                one(t)?;
             }
         }
         DataType::Null => {
-            for i in 0..input.len() {
-                one(i, None)?;
+            for _ in 0..input.len() {
+                one(None)?;
             }
         }
         other => return exec_err!("{func}: expected a string argument, found {other}"),

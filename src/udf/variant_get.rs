@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
+use datafusion::common::{Result, ScalarValue, exec_datafusion_err, exec_err, plan_err};
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs,
     ScalarUDFImpl, Signature, TypeSignature, Volatility,
@@ -287,12 +287,8 @@ fn extract(
                     out.append_null();
                     continue;
                 }
-                row_path = parse_path(strings.value(row)).map_err(|e| {
-                    datafusion::error::DataFusionError::Execution(format!(
-                        "{func}: row {}: {e}",
-                        row + 1
-                    ))
-                })?;
+                row_path = parse_path(strings.value(row))
+                    .map_err(|e| exec_datafusion_err!("{func}: {e}"))?;
                 &row_path
             }
         };
@@ -302,9 +298,7 @@ fn extract(
         };
         // Only the metadata and the bytes on the path are checked (the rest of the
         // row is never read), which keeps extraction proportional to the path.
-        let malformed = |e: validate::MalformedVariant| {
-            datafusion::error::DataFusionError::Execution(format!("{func}: row {}: {e}", row + 1))
-        };
+        let malformed = |e: validate::MalformedVariant| exec_datafusion_err!("{func}: {e}");
         let dict = dicts.get(metadata).map_err(malformed)?;
         let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
             out.append_null();
@@ -323,7 +317,7 @@ fn extract(
                 }
                 let v = Variant::new_with_metadata(VariantMetadata::new(metadata), sub);
                 if let Err(e) = c.append_variant(&v) {
-                    return exec_err!("{func}: row {}: {e}", row + 1);
+                    return exec_err!("{func}: {e}");
                 }
             }
         }

@@ -41,14 +41,21 @@ pub struct JsonParseOptions {
     /// Maximum nesting depth of objects and arrays; deeper input is rejected with
     /// [`JsonErrorKind::TooDeep`]. A scalar has depth 0, `[1]` depth 1.
     pub max_depth: usize,
+    /// When `true`, anything but whitespace after the first complete value is
+    /// [`JsonErrorKind::TrailingContent`]. `false` is Spark's `parse_json` rule
+    /// (the rest is ignored); the NDJSON reader sets it, so that a line holding
+    /// two values is an error instead of silently losing the second.
+    pub reject_trailing_content: bool,
 }
 
 impl Default for JsonParseOptions {
-    /// Spark's defaults: duplicate keys rejected, at most 1000 levels of nesting.
+    /// Spark's defaults: duplicate keys rejected, at most 1000 levels of nesting,
+    /// trailing content ignored.
     fn default() -> Self {
         Self {
             allow_duplicate_keys: false,
             max_depth: 1000,
+            reject_trailing_content: false,
         }
     }
 }
@@ -87,6 +94,9 @@ pub enum JsonErrorKind {
     TooDeep(usize),
     /// The resulting value or metadata would be larger than 16 MiB.
     TooLarge,
+    /// Something other than whitespace follows the first complete value (only
+    /// with [`JsonParseOptions::reject_trailing_content`]).
+    TrailingContent,
 }
 
 /// A JSON parse failure: what went wrong and the byte offset in the input.
@@ -134,6 +144,9 @@ impl fmt::Display for JsonError {
             }
             JsonErrorKind::TooDeep(max) => {
                 write!(f, "nesting deeper than {max} levels at byte {at}")
+            }
+            JsonErrorKind::TrailingContent => {
+                write!(f, "content after the JSON value at byte {at}")
             }
             JsonErrorKind::TooLarge => {
                 write!(f, "variant larger than 16 MiB at byte {at}")
@@ -418,7 +431,12 @@ impl JsonToVariant {
             // After a complete value: continue or close the enclosing containers.
             loop {
                 let Some(frame) = self.stack.last() else {
-                    // The first complete value is done; anything after it is ignored.
+                    // The first complete value is done; anything after it is
+                    // ignored, unless the caller asked otherwise.
+                    let rest = skip_ws(b, i);
+                    if self.options.reject_trailing_content && rest < b.len() {
+                        return Err(JsonError::new(JsonErrorKind::TrailingContent, rest));
+                    }
                     return Ok(());
                 };
                 let is_object = frame.is_object;
@@ -1465,6 +1483,27 @@ mod tests {
         // Error type is usable as a boxed std error.
         let boxed: Box<dyn std::error::Error> = Box::new(e);
         assert!(!boxed.to_string().is_empty());
+    }
+
+    #[test]
+    fn trailing_content_rejected_on_request() {
+        let strict = JsonParseOptions {
+            reject_trailing_content: true,
+            ..Default::default()
+        };
+        for (text, at) in [
+            ("1 2", 2),
+            ("{\"a\":1}{\"b\":2}", 7),
+            ("[1]]", 3),
+            ("\"a\" x", 4),
+        ] {
+            let e = parse_with(strict, text).unwrap_err();
+            assert_eq!(e.kind, JsonErrorKind::TrailingContent, "{text}");
+            assert_eq!(e.offset, at, "{text}");
+        }
+        for text in ["1", " 1 \t\r\n", "{\"a\":1}  ", "[] "] {
+            assert!(parse_with(strict, text).is_ok(), "{text}");
+        }
     }
 
     #[test]

@@ -10,3 +10,33 @@ pub mod schema;
 pub mod types;
 pub mod tz;
 pub mod validate;
+
+/// The longest input text an error message quotes, in characters.
+pub const QUOTED_TEXT_LIMIT: usize = 100;
+
+/// `text` quoted for an error message: in full up to [`QUOTED_TEXT_LIMIT`]
+/// characters, otherwise its start, an ellipsis and the total length, so that a
+/// megabyte of bad input gives a one-line error.
+///
+/// ```
+/// use df_variant::variant::shorten;
+/// assert_eq!(shorten("{\"a\": 1"), "'{\"a\": 1'");
+/// let long = "x".repeat(1000);
+/// assert_eq!(shorten(&long), format!("'{}...' (1000 characters)", "x".repeat(100)));
+/// ```
+pub fn shorten(text: &str) -> String {
+    shorten_quoted(text, '\'')
+}
+
+/// [`shorten`] with another quote character (Spark quotes paths with backticks
+/// and type strings with double quotes).
+pub fn shorten_quoted(text: &str, quote: char) -> String {
+    match text.char_indices().nth(QUOTED_TEXT_LIMIT) {
+        None => format!("{quote}{text}{quote}"),
+        Some((cut, _)) => format!(
+            "{quote}{}...{quote} ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        ),
+    }
+}

@@ -45,8 +45,8 @@ impl std::fmt::Display for PathError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "[INVALID_VARIANT_GET_PATH] The path `{}` is not a valid variant extraction path",
-            self.path
+            "[INVALID_VARIANT_GET_PATH] The path {} is not a valid variant extraction path",
+            super::shorten_quoted(&self.path, '`')
         )
     }
 }
@@ -196,6 +196,14 @@ pub fn extract<'m, 'v>(v: &Variant<'m, 'v>, path: &[PathSegment]) -> Option<Vari
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn errors_quote_long_paths_cut() {
+        let long = format!("$.{}[x]", "a".repeat(100_000));
+        let e = super::parse_path(&long).unwrap_err().to_string();
+        assert!(e.len() < 300, "{}", e.len());
+        assert!(e.contains("...` (100005 characters)"), "{e}");
+    }
+
     use super::*;
     use PathSegment::{Index, Key};
 

@@ -125,26 +125,39 @@ pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&
         let len = value_len(rest).ok_or_else(|| malformed("a field"))?;
         Ok(rest.get(..len))
     };
-    // Binary search by UTF-8 name order (the spec's order).
-    let (mut lo, mut hi) = (0usize, c.n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match name_at(mid)?.cmp(key) {
-            std::cmp::Ordering::Equal => return field_at(mid),
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-        }
-    }
-    if key.is_ascii() {
-        return Ok(None);
-    }
-    // Spark sorts by UTF-16 code units, which differs for some non-ASCII keys.
+    // The fields are walked once: the spec orders them by name, and an object
+    // that breaks the order is refused here exactly as `validate::check` refuses
+    // it (so `variant_get`, `to_json` and every other function agree on it),
+    // except the non-ASCII names that Spark orders by UTF-16 code units. Looking
+    // up by binary search instead would silently miss fields of unsorted
+    // objects (DuckDB writes such rows).
+    let mut found = None;
+    let mut prev: Option<&str> = None;
     for i in 0..c.n {
-        if name_at(i)? == key {
-            return field_at(i);
+        let name = name_at(i)?;
+        if let Some(p) = prev
+            && p >= name
+        {
+            if p == name {
+                return Err(MalformedVariant {
+                    reason: format!("duplicate field name \"{name}\""),
+                });
+            }
+            if name.is_ascii() && p.is_ascii() {
+                return Err(MalformedVariant {
+                    reason: format!("object fields are not sorted at \"{name}\""),
+                });
+            }
         }
+        if found.is_none() && name == key {
+            found = Some(i);
+        }
+        prev = Some(name);
     }
-    Ok(None)
+    match found {
+        Some(i) => field_at(i),
+        None => Ok(None),
+    }
 }
 
 /// The value bytes of element `index` of the array at the start of `value`;
@@ -243,4 +256,42 @@ pub fn get_path<'v>(dict: &[&str], value: &'v [u8], path: &[PathSegment]) -> R<O
         return Ok(current.get(..len));
     }
     Ok(Some(current))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::path::parse_path;
+    use crate::variant::validate::{check, check_metadata};
+
+    // Sorted dictionary ["a", "b"]; an object listing "b" (= 1) before "a" (= 2).
+    const META: [u8; 7] = [0x11, 0x02, 0x00, 0x01, 0x02, b'a', b'b'];
+    const UNSORTED: [u8; 11] = [
+        0x02, 0x02, 0x01, 0x00, 0x00, 0x02, 0x04, 0x0c, 0x01, 0x0c, 0x02,
+    ];
+
+    #[test]
+    fn unsorted_objects_are_refused_like_the_full_check() {
+        let dict = check_metadata(&META).unwrap();
+        let full = check(&META, &UNSORTED).unwrap_err();
+        for key in ["a", "b", "c"] {
+            let e =
+                get_path(&dict, &UNSORTED, &parse_path(&format!("$.{key}")).unwrap()).unwrap_err();
+            assert_eq!(e, full, "key {key}");
+        }
+    }
+
+    #[test]
+    fn sorted_objects_find_every_field() {
+        // Ids in name order, values stored the other way: "a" (= 2), "b" (= 1).
+        let sorted = [
+            0x02, 0x02, 0x00, 0x01, 0x02, 0x00, 0x04, 0x0c, 0x01, 0x0c, 0x02,
+        ];
+        check(&META, &sorted).unwrap();
+        let dict = check_metadata(&META).unwrap();
+        let get = |k: &str| get_path(&dict, &sorted, &parse_path(k).unwrap()).unwrap();
+        assert_eq!(get("$.a"), Some(&[0x0c, 0x02][..]));
+        assert_eq!(get("$.b"), Some(&[0x0c, 0x01][..]));
+        assert_eq!(get("$.c"), None);
+    }
 }

@@ -156,12 +156,28 @@ fn decimal_schema(unscaled: i128, scale: u8) -> VariantSchema {
 /// assert_eq!(merge(S::Bigint, S::String).to_string(), "VARIANT");
 /// ```
 pub fn merge(a: VariantSchema, b: VariantSchema) -> VariantSchema {
-    if a == b {
-        return a;
-    }
-    match tightest(&a, &b) {
-        Some(t) => t,
-        None => wider(a, b),
+    use VariantSchema as S;
+    // Containers merge element by element, in one pass over both schemas (no
+    // whole-schema comparison or copy per level, so deep schemas merge in linear
+    // time): for arrays, and objects with the same field names, Spark's tightest
+    // type and its wider type give the same answer per element.
+    match (a, b) {
+        (S::Void, t) | (t, S::Void) => t,
+        (S::Array(x), S::Array(y)) => S::Array(Box::new(merge(*x, *y))),
+        (S::Object(f1), S::Object(f2))
+            if f1.len() == f2.len() && f1.keys().zip(f2.keys()).all(|(x, y)| x == y) =>
+        {
+            S::Object(
+                f1.into_iter()
+                    .zip(f2)
+                    .map(|((name, t1), (_, t2))| (name, merge(t1, t2)))
+                    .collect(),
+            )
+        }
+        (a, b) => match tightest(&a, &b) {
+            Some(t) => t,
+            None => wider(a, b),
+        },
     }
 }
 
@@ -179,17 +195,6 @@ fn float_rank(t: &VariantSchema) -> Option<u8> {
 fn tightest(a: &VariantSchema, b: &VariantSchema) -> Option<VariantSchema> {
     use VariantSchema as S;
     match (a, b) {
-        _ if a == b => Some(a.clone()),
-        (S::Void, t) | (t, S::Void) => Some(t.clone()),
-        (S::Bigint, d @ S::Decimal { precision, scale })
-        | (d @ S::Decimal { precision, scale }, S::Bigint)
-            if precision.saturating_sub(*scale) >= 20 =>
-        {
-            Some(d.clone())
-        }
-        (S::Date, S::Timestamp) | (S::Timestamp, S::Date) => Some(S::Timestamp),
-        (S::Date, S::TimestampNtz) | (S::TimestampNtz, S::Date) => Some(S::TimestampNtz),
-        (S::Timestamp, S::TimestampNtz) | (S::TimestampNtz, S::Timestamp) => Some(S::Timestamp),
         (S::Array(x), S::Array(y)) => tightest(x, y).map(|e| S::Array(Box::new(e))),
         (S::Object(f1), S::Object(f2)) if f1.len() == f2.len() => {
             let mut out = BTreeMap::new();
@@ -201,6 +206,19 @@ fn tightest(a: &VariantSchema, b: &VariantSchema) -> Option<VariantSchema> {
             }
             Some(S::Object(out))
         }
+        (S::Void, t) | (t, S::Void) => Some(t.clone()),
+        // Containers are handled above, so this compares scalars only.
+        (S::Array(_) | S::Object(_), _) | (_, S::Array(_) | S::Object(_)) => None,
+        _ if a == b => Some(a.clone()),
+        (S::Bigint, d @ S::Decimal { precision, scale })
+        | (d @ S::Decimal { precision, scale }, S::Bigint)
+            if precision.saturating_sub(*scale) >= 20 =>
+        {
+            Some(d.clone())
+        }
+        (S::Date, S::Timestamp) | (S::Timestamp, S::Date) => Some(S::Timestamp),
+        (S::Date, S::TimestampNtz) | (S::TimestampNtz, S::Date) => Some(S::TimestampNtz),
+        (S::Timestamp, S::TimestampNtz) | (S::TimestampNtz, S::Timestamp) => Some(S::Timestamp),
         _ => match (float_rank(a), float_rank(b)) {
             (Some(x), Some(y)) => Some(if x >= y { a.clone() } else { b.clone() }),
             _ => None,

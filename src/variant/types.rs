@@ -295,8 +295,9 @@ struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn syntax(&self, what: &str) -> TypeError {
         TypeError::Syntax(format!(
-            "[PARSE_SYNTAX_ERROR] Syntax error in the type \"{}\" at position {}: {what}.",
-            self.s, self.pos
+            "[PARSE_SYNTAX_ERROR] Syntax error in the type {} at position {}: {what}.",
+            super::shorten_quoted(self.s, '"'),
+            self.pos
         ))
     }
 
@@ -574,6 +575,14 @@ impl<'a> Parser<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn errors_quote_long_types_cut() {
+        let long = format!("{}int", "array<".repeat(100_000));
+        let e = SparkType::parse(&long).unwrap_err().to_string();
+        assert!(e.len() < 400, "{}", e.len());
+        assert!(e.contains("...\" (600003 characters)"), "{e}");
+    }
+
     use super::*;
 
     fn dec(precision: u8, scale: u8) -> SparkType {

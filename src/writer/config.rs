@@ -34,6 +34,10 @@ extensions_options! {
         /// Reads `variant_get` extractions from shredded Parquet leaves and prunes
         /// row groups and pages on their statistics. `false` reads whole values.
         pub pushdown: bool, default = true
+        /// NDJSON lines (`read_json_variant`): `false` (the default) makes content
+        /// after a line's JSON value (`{"a":1}{"b":2}`) an error naming file and
+        /// line; `true` keeps Spark's `parse_json` rule and ignores it.
+        pub ndjson_ignore_trailing_content: bool, default = false
     }
 }
 

@@ -12,14 +12,17 @@
 //! The same settings can be given per statement, as options of `COPY` or
 //! `CREATE EXTERNAL TABLE` (`OPTIONS ('variant.shredding' 'off')`); they override the
 //! session's for that statement or table only.
-//! Files are written under a temporary name and renamed only when every file of the
-//! statement succeeded, so a failed write leaves no partial file behind.
+//! Files are written under a staging directory and moved into place only when every
+//! file of the statement succeeded, so a failed write leaves no partial file behind;
+//! a commit marker keeps a statement's files invisible to our readers until all of
+//! them are in place, even across a crash ([`commit`]).
 //!
 //! ```text
 //! DataSinkExec: sink=ParquetSink          DataSinkExec: sink=VariantParquetSink(shredding=auto)
 //!   ProjectionExec: v@0             =>      ProjectionExec: v@0
 //! ```
 
+pub mod commit;
 mod config;
 mod rule;
 mod sink;
@@ -27,5 +30,6 @@ mod sink;
 pub use config::{ShreddingMode, ShreddingSchema, ShreddingSetting, VariantOptions};
 pub use rule::VariantWriteRule;
 pub(crate) use rule::variant_sink_exec;
+pub use sink::MAX_WRITTEN_VARIANT_BYTES;
 pub use sink::VariantParquetSink;
-pub(crate) use sink::{FilePlan, WrittenFile, write_file};
+pub(crate) use sink::{FilePlan, WrittenFile, check_written_variants, write_file};

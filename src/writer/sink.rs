@@ -8,7 +8,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, exec_err};
 use datafusion::datasource::file_format::write::demux::DemuxedStreamReceiver;
 use datafusion::datasource::file_format::write::get_writer_schema;
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
@@ -27,11 +27,13 @@ use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
 use tokio::sync::mpsc::Receiver;
 
+use super::commit::{commit_files, remove_empty_staging, staged_path};
 use super::{ShreddingMode, VariantOptions};
 use crate::array::{
     VariantColumnBuilder, VariantInput, is_variant_field, variant_extension_metadata,
 };
 use crate::shredding::shred::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
+use crate::variant::validate::check;
 
 /// Indices of the top-level VARIANT columns of a schema (by extension or shape).
 pub fn variant_columns(schema: &Schema) -> Vec<usize> {
@@ -93,7 +95,6 @@ pub(crate) struct FilePlan {
     buffer_size: usize,
 }
 
-/// A temporary name beside `path` for the file being written.
 /// The Parquet schema with every VARIANT annotation carrying
 /// `specification_version = 1`. arrow-rs 59.3.2 leaves the version unset, which
 /// Spark 4.3 reads as version 0 and refuses (`PARQUET_TYPE_NOT_RECOGNIZED ...
@@ -130,13 +131,49 @@ fn with_variant_spec_version(schema: &SchemaDescriptor) -> Result<SchemaDescript
     Ok(SchemaDescriptor::new(rebuild(&schema.root_schema_ptr())?))
 }
 
-fn temp_path(path: &Path, attempt: u128) -> Path {
-    let parts: Vec<_> = path.parts().collect();
-    let Some((last, parent)) = parts.split_last() else {
-        return Path::from(format!(".inprogress-{attempt}"));
-    };
-    let name = format!(".{}.{attempt}.inprogress", last.as_ref());
-    Path::from_iter(parent.iter().cloned()).join(name)
+/// The largest VARIANT value or metadata any write path accepts, in bytes
+/// (Spark's limit for one Variant).
+pub const MAX_WRITTEN_VARIANT_BYTES: usize = 128 << 20;
+
+/// At most the first 16 bytes of `bytes` in hex, for an error message.
+fn hex_start(bytes: &[u8]) -> String {
+    let mut s: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    if bytes.len() > 16 {
+        s.push_str(&format!("... ({} bytes)", bytes.len()));
+    }
+    s
+}
+
+/// Checks every VARIANT value of column `name` before it is written, on every
+/// write path (Parquet files shredded or not, Delta tables): malformed bytes
+/// and values over [`MAX_WRITTEN_VARIANT_BYTES`] are refused, so nothing we
+/// annotate as VARIANT can fail another reader.
+///
+/// The error quotes the start of the bytes and names no row: the rows of a
+/// query's output have no stable position (partitions arrive in any order).
+pub(crate) fn check_written_variants(column: &ArrayRef, name: &str) -> Result<()> {
+    let input = VariantInput::try_new(column)
+        .map_err(|e| exec_datafusion_err!("column '{name}': not a VARIANT column: {e}"))?;
+    for r in 0..input.len() {
+        let Some((m, v)) = input.get(r) else {
+            continue;
+        };
+        let largest = m.len().max(v.len());
+        if largest > MAX_WRITTEN_VARIANT_BYTES {
+            return exec_err!(
+                "column '{name}': a VARIANT value of {largest} bytes is over the limit of {} MiB, not written",
+                MAX_WRITTEN_VARIANT_BYTES >> 20
+            );
+        }
+        if let Err(e) = check(m, v) {
+            return exec_err!(
+                "column '{name}': malformed VARIANT value (metadata {}, value {}), not written: {e}",
+                hex_start(m),
+                hex_start(v)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A Variant column as written unshredded: shredded input is reassembled.
@@ -223,6 +260,7 @@ impl FileColumns {
         let mut columns = Vec::with_capacity(batch.num_columns());
         for (i, col) in batch.columns().iter().enumerate() {
             columns.push(if self.variant[i] {
+                check_written_variants(col, self.schema.field(i).name())?;
                 convert_column(col, self.typed[i].as_ref())?
             } else {
                 Arc::clone(col)
@@ -348,13 +386,17 @@ impl FileSink for VariantParquetSink {
                 .execution
                 .objectstore_writer_buffer_size,
         );
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let stamp = format!(
+            "{:x}-{:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+            std::process::id()
+        );
         let mut tasks = tokio::task::JoinSet::new();
         let mut files: Vec<(Path, Path)> = Vec::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
-            let tmp = temp_path(&path, stamp + files.len() as u128);
+            let tmp = staged_path(&path, &stamp);
             files.push((path, tmp.clone()));
             tasks.spawn(write_file(rx, Arc::clone(&object_store), tmp, plan.clone()));
         }
@@ -386,16 +428,19 @@ impl FileSink for VariantParquetSink {
             for (_, tmp) in &files {
                 let _ = object_store.delete(tmp).await;
             }
+            let dirs: Vec<Path> = files
+                .iter()
+                .filter_map(|(p, _)| {
+                    let parts: Vec<_> = p.parts().collect();
+                    parts
+                        .split_last()
+                        .map(|(_, parent)| Path::from_iter(parent.iter().cloned()))
+                })
+                .collect();
+            remove_empty_staging(object_store.as_ref(), &stamp, &dirs);
             return Err(e);
         }
-        for (i, (path, tmp)) in files.iter().enumerate() {
-            if let Err(e) = object_store.rename(tmp, path).await {
-                for (_, later) in &files[i..] {
-                    let _ = object_store.delete(later).await;
-                }
-                return Err(e.into());
-            }
-        }
+        commit_files(object_store.as_ref(), &stamp, &files).await?;
         Ok(rows as u64)
     }
 }

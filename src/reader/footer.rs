@@ -1,0 +1,232 @@
+//! The guard in front of parquet-rs's footer reader.
+//!
+//! parquet 59.3.2 panics (an unsigned underflow in its metadata push decoder)
+//! on a file whose footer length field is at least the file size minus 7,
+//! where it should return an error. Every footer read of ours goes through
+//! DataFusion's `DFParquetMetadata`, which calls that decoder, from three places:
+//! schema inference (`FROM 'f'`, `CREATE EXTERNAL TABLE`), statistics inference,
+//! and the scan itself (also for Delta tables and `VariantScanExec`'s pruning).
+//! Each of them first checks the file's last 8 bytes here: the magic `PAR1` and
+//! a footer length that fits in the file beside both magics. A file that fails
+//! gets an error naming it, and parquet-rs never sees it.
+//!
+//! Files whose metadata DataFusion already holds in its metadata cache (same
+//! size and modification time) are not checked again, so a warm scan reads
+//! nothing more than before.
+
+use std::any::Any;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
+use datafusion::parquet::arrow::async_reader::AsyncFileReader;
+use datafusion::parquet::errors::ParquetError;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+/// Length of the Parquet tail: a 4-byte little-endian footer length and `PAR1`.
+const TAIL: u64 = 8;
+
+/// Checks the last 8 bytes `tail` of the Parquet file `location` of `size` bytes.
+///
+/// ```
+/// use df_variant::reader::check_parquet_tail;
+/// // A 100-byte file whose footer is 20 bytes long: fine.
+/// assert!(check_parquet_tail("f", 100, &[20, 0, 0, 0, b'P', b'A', b'R', b'1']).is_ok());
+/// // A footer length that does not fit in the file.
+/// let e = check_parquet_tail("f", 100, &[93, 0, 0, 0, b'P', b'A', b'R', b'1']).unwrap_err();
+/// assert!(e.contains("footer of 93 bytes"), "{e}");
+/// ```
+///
+/// # Errors
+/// A message naming the file and what is wrong with its tail.
+pub fn check_parquet_tail(location: &str, size: u64, tail: &[u8]) -> Result<(), String> {
+    let bad = |why: String| format!("{location} is not a valid Parquet file: {why}");
+    // The leading magic, the footer length and the trailing magic.
+    if size < 4 + TAIL {
+        return Err(bad(format!("{size} bytes is too short")));
+    }
+    let [l0, l1, l2, l3, m0, m1, m2, m3] = *tail else {
+        return Err(bad(format!("could not read its last {TAIL} bytes")));
+    };
+    match [m0, m1, m2, m3] {
+        [b'P', b'A', b'R', b'1'] => {}
+        [b'P', b'A', b'R', b'E'] => return Err(bad("its footer is encrypted".into())),
+        other => return Err(bad(format!("it ends in {other:02x?}, not the magic PAR1"))),
+    }
+    let footer = u64::from(u32::from_le_bytes([l0, l1, l2, l3]));
+    if footer + 4 + TAIL > size {
+        return Err(bad(format!(
+            "a footer of {footer} bytes does not fit in a file of {size} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the tail of `object` from `store` and checks it (see the module docs).
+///
+/// # Errors
+/// When the tail cannot be read or is not a valid Parquet tail.
+pub async fn check_parquet_footer(store: &dyn ObjectStore, object: &ObjectMeta) -> Result<()> {
+    let size = object.size;
+    let tail = if size >= TAIL {
+        store
+            .get_range(&object.location, size - TAIL..size)
+            .await
+            .map_err(|e| exec_datafusion_err!("cannot read {}: {e}", object.location))?
+    } else {
+        Bytes::new()
+    };
+    check_parquet_tail(object.location.as_ref(), size, &tail).map_err(DataFusionError::Execution)
+}
+
+/// Whether DataFusion's metadata cache holds current metadata of `object`.
+pub(crate) fn cached(cache: Option<&Arc<FileMetadataCache>>, object: &ObjectMeta) -> bool {
+    cache
+        .and_then(|c| c.get(&object.location))
+        .is_some_and(|entry| entry.is_valid_for(object))
+}
+
+/// A [`ParquetFileReaderFactory`] whose readers check the footer before the
+/// wrapped factory's readers read it.
+#[derive(Debug)]
+pub struct GuardedReaderFactory {
+    inner: Arc<dyn ParquetFileReaderFactory>,
+    cache: Option<Arc<FileMetadataCache>>,
+}
+
+impl GuardedReaderFactory {
+    /// Guards `inner`; files current in `cache` are not checked again.
+    pub fn new(
+        inner: Arc<dyn ParquetFileReaderFactory>,
+        cache: Option<Arc<FileMetadataCache>>,
+    ) -> Self {
+        Self { inner, cache }
+    }
+}
+
+impl ParquetFileReaderFactory for GuardedReaderFactory {
+    fn create_reader(
+        &self,
+        partition_index: usize,
+        partitioned_file: PartitionedFile,
+        metadata_size_hint: Option<usize>,
+        metrics: &ExecutionPlanMetricsSet,
+    ) -> Result<Box<dyn AsyncFileReader + Send>> {
+        let object = partitioned_file.object_meta.clone();
+        let inner = self.inner.create_reader(
+            partition_index,
+            partitioned_file,
+            metadata_size_hint,
+            metrics,
+        )?;
+        let checked = cached(self.cache.as_ref(), &object);
+        Ok(Box::new(GuardedReader {
+            inner,
+            object,
+            checked,
+        }))
+    }
+}
+
+struct GuardedReader {
+    inner: Box<dyn AsyncFileReader + Send>,
+    object: ObjectMeta,
+    checked: bool,
+}
+
+impl AsyncFileReader for GuardedReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        self.inner.get_bytes(range)
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        self.inner.get_byte_ranges(ranges)
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move {
+            if !self.checked {
+                let size = self.object.size;
+                let tail = if size >= TAIL {
+                    self.inner.get_bytes(size - TAIL..size).await?
+                } else {
+                    Bytes::new()
+                };
+                check_parquet_tail(self.object.location.as_ref(), size, &tail)
+                    .map_err(ParquetError::General)?;
+                self.checked = true;
+            }
+            self.inner.get_metadata(options).await
+        }
+        .boxed()
+    }
+}
+
+/// `config` with its Parquet source's reader factory guarded; `None` when the
+/// source is not Parquet.
+fn guarded_config(
+    config: &FileScanConfig,
+    cache: Option<Arc<FileMetadataCache>>,
+    store: Arc<dyn ObjectStore>,
+) -> Option<FileScanConfig> {
+    let source = config.file_source().downcast_ref::<ParquetSource>()?;
+    let inner: Arc<dyn ParquetFileReaderFactory> = match source.parquet_file_reader_factory() {
+        Some(f) => Arc::clone(f),
+        None => Arc::new(
+            datafusion::datasource::physical_plan::parquet::DefaultParquetFileReaderFactory::new(
+                store,
+            ),
+        ),
+    };
+    let source = source
+        .clone()
+        .with_parquet_file_reader_factory(Arc::new(GuardedReaderFactory::new(inner, cache)));
+    Some(
+        FileScanConfigBuilder::from(config.clone())
+            .with_source(Arc::new(source))
+            .build(),
+    )
+}
+
+/// `plan` with the footer guard installed, when it is a Parquet `DataSourceExec`
+/// (as `ParquetFormat::create_physical_plan` returns); otherwise unchanged.
+///
+/// # Errors
+/// When the plan's object store is not registered in `state`.
+pub fn guard_parquet_scan(
+    plan: Arc<dyn ExecutionPlan>,
+    state: &dyn datafusion::catalog::Session,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let Some(exec) = (plan.as_ref() as &dyn Any).downcast_ref::<DataSourceExec>() else {
+        return Ok(plan);
+    };
+    let Some(config) = (exec.data_source().as_ref() as &dyn Any).downcast_ref::<FileScanConfig>()
+    else {
+        return Ok(plan);
+    };
+    let runtime = state.runtime_env();
+    let store = runtime.object_store(&config.object_store_url)?;
+    let cache = Some(runtime.cache_manager.get_file_metadata_cache());
+    Ok(match guarded_config(config, cache, store) {
+        Some(config) => DataSourceExec::from_data_source(config),
+        None => plan,
+    })
+}
