@@ -132,8 +132,8 @@ fn with_variant_spec_version(schema: &SchemaDescriptor) -> Result<SchemaDescript
 }
 
 /// The largest VARIANT value or metadata any write path accepts, in bytes
-/// (Spark's limit for one Variant).
-pub const MAX_WRITTEN_VARIANT_BYTES: usize = 128 << 20;
+/// (Spark's limit for one Variant, the one `parse_json` enforces).
+pub const MAX_WRITTEN_VARIANT_BYTES: usize = crate::variant::json::SIZE_LIMIT;
 
 /// At most the first 16 bytes of `bytes` in hex, for an error message.
 fn hex_start(bytes: &[u8]) -> String {
