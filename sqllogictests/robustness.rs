@@ -322,6 +322,30 @@ fn mutated_inputs_never_panic_long() {
     );
 }
 
+/// Plans and runs `sql`: `true` when it succeeded, `false` on an error, and a
+/// test failure when the error is a panic (caught or not).
+async fn run_without_panic(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+    what: &str,
+) -> bool {
+    let result = match ctx.sql(sql).await {
+        Ok(df) => df.collect().await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => true,
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                !e.contains(CAUGHT_PANIC) && !e.contains("panicked"),
+                "{what}, {sql}: {e}"
+            );
+            false
+        }
+    }
+}
+
 /// Writes one shredded Parquet file, then scans `n` mutated copies of it (bytes
 /// flipped, cut or inserted anywhere, footer included) with the pushdown on and
 /// off. Errors are fine; a panic, caught or not, fails. Returns the files scanned.
@@ -379,16 +403,7 @@ fn mutated_parquet_files(n: usize, seed: u64) -> usize {
                 );
                 let set = format!("SET variant.pushdown = {pushdown}");
                 for sql in [set.as_str(), register.as_str()].into_iter().chain(queries) {
-                    let result = match ctx.sql(sql).await {
-                        Ok(df) => df.collect().await.map(|_| ()),
-                        Err(e) => Err(e),
-                    };
-                    if let Err(e) = result {
-                        let e = e.to_string();
-                        assert!(
-                            !e.contains(CAUGHT_PANIC) && !e.contains("panicked"),
-                            "mutation {i} (seed {seed}), {sql}: {e}"
-                        );
+                    if !run_without_panic(&ctx, sql, &format!("mutation {i} (seed {seed})")).await {
                         break;
                     }
                 }
@@ -460,19 +475,7 @@ fn random_paths_and_types(n: usize, seed: u64) -> usize {
                 path.replace('\'', "''"),
                 ty.replace('\'', "''")
             );
-            runtime.block_on(async {
-                let result = match ctx.sql(&sql).await {
-                    Ok(df) => df.collect().await.map(|_| ()),
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = result {
-                    let e = e.to_string();
-                    assert!(
-                        !e.contains(CAUGHT_PANIC) && !e.contains("panicked"),
-                        "{sql}: {e}"
-                    );
-                }
-            });
+            runtime.block_on(run_without_panic(&ctx, &sql, "random path and type"));
         }
     }
     n
