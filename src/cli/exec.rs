@@ -54,8 +54,9 @@ impl Session {
         let ctx = match args.memory_limit.map(df_variant::memory_limited_runtime) {
             Some(Ok(runtime)) => df_variant::variant_context_with_runtime(config, runtime),
             Some(Err(e)) => {
-                eprintln!("Error: {}", one_line(&e));
-                df_variant::variant_context_with_config(config)
+                // Running without the limit the user asked for would be wrong.
+                eprintln!("Error: --memory-limit: {}", one_line(&e));
+                std::process::exit(2);
             }
             None => df_variant::variant_context_with_config(config),
         };

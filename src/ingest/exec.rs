@@ -50,10 +50,7 @@ impl JsonVariantTable {
             function,
             files: files.into(),
             tolerant,
-            json: JsonParseOptions {
-                reject_trailing_content: true,
-                ..JsonParseOptions::default()
-            },
+            json: JsonParseOptions::for_lines(false),
             schema: read_json_variant_schema(),
         }
     }
@@ -178,10 +175,7 @@ impl ReadJsonVariantExec {
             groups,
             schema,
             tolerant,
-            json: JsonParseOptions {
-                reject_trailing_content: true,
-                ..JsonParseOptions::default()
-            },
+            json: JsonParseOptions::for_lines(false),
             chunk_size: DEFAULT_CHUNK_SIZE,
             properties: Arc::new(properties),
         }

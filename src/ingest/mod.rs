@@ -117,17 +117,14 @@ impl ReadJsonVariant {
 impl TableFunctionImpl for ReadJsonVariant {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let pattern = files::path_argument(self.name(), args.exprs())?;
-        let lenient = args
+        let ignore_trailing = args
             .session()
             .config()
             .options()
             .extensions
             .get::<crate::writer::VariantOptions>()
             .is_some_and(|o| o.ndjson_ignore_trailing_content);
-        let json = JsonParseOptions {
-            reject_trailing_content: !lenient,
-            ..JsonParseOptions::default()
-        };
+        let json = JsonParseOptions::for_lines(ignore_trailing);
         Ok(Arc::new(self.table(&pattern)?.with_json_options(json)))
     }
 }

@@ -50,6 +50,17 @@ pub struct JsonParseOptions {
     pub reject_trailing_content: bool,
 }
 
+impl JsonParseOptions {
+    /// The options of NDJSON lines: Spark's defaults, with trailing content
+    /// rejected unless `ignore_trailing_content`.
+    pub fn for_lines(ignore_trailing_content: bool) -> Self {
+        Self {
+            reject_trailing_content: !ignore_trailing_content,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for JsonParseOptions {
     /// Spark's defaults: duplicate keys rejected, at most 1000 levels of nesting,
     /// trailing content ignored.

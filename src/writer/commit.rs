@@ -114,21 +114,18 @@ pub async fn commit_files(
             })?;
         }
     }
-    remove_empty_staging(store, stamp, by_dir.keys());
+    remove_empty_staging(store, stamp, files);
     Ok(())
 }
 
 /// Object stores have no directories, but a local file system keeps the empty
 /// staging directories a commit leaves; they are removed (when empty) so that a
 /// finished statement leaves only its files.
-pub fn remove_empty_staging<'a>(
-    store: &dyn ObjectStore,
-    stamp: &str,
-    dirs: impl IntoIterator<Item = &'a Path>,
-) {
+pub fn remove_empty_staging(store: &dyn ObjectStore, stamp: &str, files: &[(Path, Path)]) {
     if !store.to_string().starts_with("LocalFileSystem") {
         return;
     }
+    let dirs: HashSet<Path> = files.iter().map(|(p, _)| parent_and_name(p).0).collect();
     for dir in dirs {
         let staging = std::path::PathBuf::from(format!("/{dir}")).join(STAGING_DIR);
         let _ = std::fs::remove_dir(staging.join(stamp));

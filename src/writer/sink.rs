@@ -428,16 +428,7 @@ impl FileSink for VariantParquetSink {
             for (_, tmp) in &files {
                 let _ = object_store.delete(tmp).await;
             }
-            let dirs: Vec<Path> = files
-                .iter()
-                .filter_map(|(p, _)| {
-                    let parts: Vec<_> = p.parts().collect();
-                    parts
-                        .split_last()
-                        .map(|(_, parent)| Path::from_iter(parent.iter().cloned()))
-                })
-                .collect();
-            remove_empty_staging(object_store.as_ref(), &stamp, &dirs);
+            remove_empty_staging(object_store.as_ref(), &stamp, &files);
             return Err(e);
         }
         commit_files(object_store.as_ref(), &stamp, &files).await?;
