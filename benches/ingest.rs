@@ -18,7 +18,7 @@ use std::time::Duration;
 use arrow::array::ArrayRef;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use df_variant::array::VariantColumnBuilder;
-use df_variant::shredding::shred::{ShreddingOptions, infer_typed_value, shred};
+use df_variant::shredding::{ShreddingOptions, infer_typed_value, shred};
 use df_variant::variant::json::JsonToVariant;
 
 const ROWS: u64 = 50_000;

@@ -180,7 +180,7 @@ async fn run_file(path: &Path, tally: &mut Tally) {
     let partitions = partitions();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
-        .with_option_extension(df_variant::writer::VariantOptions::default());
+        .with_option_extension(df_variant::config::VariantOptions::default());
     // A file that starts with `# df-variant: spark_functions` runs with Spark's
     // built-ins registered (settings read when the context is created).
     let text = std::fs::read_to_string(path).unwrap_or_default();

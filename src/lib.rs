@@ -28,17 +28,20 @@
 //! ```
 
 pub mod array;
+mod boundary;
+pub mod config;
 pub mod delta;
 pub mod demo;
+pub(crate) mod fs;
 pub mod ingest;
-pub mod reader;
+pub mod optimizer;
+pub mod parquet;
 pub mod shredding;
 pub mod spark;
 pub mod sql;
 pub mod udaf;
 pub mod udf;
 pub mod variant;
-pub mod writer;
 
 use std::sync::Arc;
 
@@ -46,7 +49,6 @@ use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
-use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 /// Registers every scalar and aggregate function of the crate.
@@ -68,16 +70,11 @@ pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
 /// and the plan-time checks that refuse ordering, grouping and comparing
 /// VARIANT values.
 ///
-/// The cast rewrite and the checks must run before DataFusion's type coercion,
-/// so this sets the analyzer to `[VariantCastRewrite, VariantOperationCheck]`
-/// followed by DataFusion's default analyzer rules (rules added later with
-/// `with_analyzer_rule` still run after them).
+/// The analyzer becomes [`optimizer::analyzer_rules`] (ours before DataFusion's
+/// type coercion, then DataFusion's defaults; rules added later with
+/// `with_analyzer_rule` still run after them), and [`optimizer::physical_rules`]
+/// are appended to the physical optimizer; their docs say why in that order.
 pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
-    let mut rules: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> = vec![
-        Arc::new(sql::VariantCastRewrite),
-        Arc::new(sql::VariantOperationCheck),
-    ];
-    rules.extend(Analyzer::new().rules);
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
@@ -92,7 +89,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .extend(
             ingest::table_functions()
                 .into_iter()
-                .chain(reader::table_functions())
+                .chain(parquet::table_functions())
                 .chain(delta::table_functions())
                 .chain(udf::table_functions())
                 .map(|f| (f.name().to_string(), f)),
@@ -102,10 +99,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     if config
         .options()
         .extensions
-        .get::<writer::VariantOptions>()
+        .get::<config::VariantOptions>()
         .is_none()
     {
-        config = config.with_option_extension(writer::VariantOptions::default());
+        config = config.with_option_extension(config::VariantOptions::default());
     }
     *builder.config() = Some(config);
     // `v:a.b`, `v['a'][0]`, `v.a.b` before DataFusion's own field access.
@@ -117,7 +114,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     // also when `with_default_features` is called after this.
     let formats = builder.file_formats().get_or_insert_with(Vec::new);
     formats.retain(|f| f.get_ext() != "parquet");
-    formats.insert(0, Arc::new(reader::VariantParquetFormatFactory::new()));
+    formats.insert(0, Arc::new(parquet::VariantParquetFormatFactory::new()));
     formats.retain(|f| f.get_ext() != "delta");
     formats.push(Arc::new(delta::DeltaFormatFactory));
     // `CREATE EXTERNAL TABLE ... STORED AS DELTA`.
@@ -125,11 +122,13 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .table_factories()
         .get_or_insert_with(Default::default)
         .insert("DELTA".to_string(), Arc::new(delta::DeltaTableFactory));
+    let mut builder = builder
+        .with_analyzer_rules(optimizer::analyzer_rules())
+        .with_type_planner(Arc::new(sql::VariantTypePlanner));
+    for rule in optimizer::physical_rules() {
+        builder = builder.with_physical_optimizer_rule(rule);
+    }
     builder
-        .with_analyzer_rules(rules)
-        .with_type_planner(Arc::new(sql::VariantTypePlanner))
-        .with_physical_optimizer_rule(Arc::new(writer::VariantWriteRule))
-        .with_physical_optimizer_rule(Arc::new(reader::VariantAdapterRule))
 }
 
 /// A [`SessionContext`] with DataFusion's defaults plus everything of this crate.
@@ -158,7 +157,7 @@ pub fn variant_context_with_runtime(
     let spark = config
         .options()
         .extensions
-        .get::<writer::VariantOptions>()
+        .get::<config::VariantOptions>()
         .is_some_and(|o| o.spark_functions);
     let mut builder = SessionStateBuilder::new()
         .with_config(config)

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BinaryViewBuilder, NullBufferBuilder, StructArray};
 
 use super::variant_fields;
+use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
 
 /// Builds an unshredded Variant column: `Struct{metadata, value}` with BinaryView
 /// children. Null rows get empty children and a null struct slot.
@@ -133,8 +134,3 @@ mod tests {
 pub struct SharedMetadata {
     block: Option<u32>,
 }
-
-/// The 3-byte empty metadata dictionary `01 00 00`.
-pub const EMPTY_METADATA: &[u8] = &[0x01, 0x00, 0x00];
-/// A Variant null value.
-pub const VARIANT_NULL: &[u8] = &[0x00];

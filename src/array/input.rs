@@ -1,66 +1,15 @@
 //! Reading Variant columns in every legal physical form.
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
-};
-use arrow::datatypes::DataType;
+use arrow::array::{Array, ArrayRef, AsArray, BinaryViewArray, StructArray};
 use arrow::error::ArrowError;
 
 use super::is_variant_type;
-
-/// One binary child column, whatever its Arrow binary flavour.
-#[derive(Debug, Clone)]
-pub(super) enum BinaryColumn {
-    Binary(BinaryArray),
-    Large(LargeBinaryArray),
-    View(BinaryViewArray),
-}
-
-impl BinaryColumn {
-    pub(super) fn try_new(array: &ArrayRef, name: &str) -> Result<Self, ArrowError> {
-        Ok(match array.data_type() {
-            DataType::Binary => Self::Binary(array.as_binary::<i32>().clone()),
-            DataType::LargeBinary => Self::Large(array.as_binary::<i64>().clone()),
-            DataType::BinaryView => Self::View(array.as_binary_view().clone()),
-            DataType::Dictionary(_, _) | DataType::RunEndEncoded(_, _) => {
-                let cast = arrow::compute::cast(array, &DataType::BinaryView)?;
-                Self::View(cast.as_binary_view().clone())
-            }
-            other => {
-                return Err(ArrowError::InvalidArgumentError(format!(
-                    "variant field `{name}` must be binary, found {other}"
-                )));
-            }
-        })
-    }
-
-    /// The column as BinaryView (zero-copy when it already is one).
-    fn to_view(&self) -> Result<BinaryViewArray, ArrowError> {
-        Ok(match self {
-            Self::View(a) => a.clone(),
-            Self::Binary(a) => arrow::compute::cast(a, &DataType::BinaryView)?
-                .as_binary_view()
-                .clone(),
-            Self::Large(a) => arrow::compute::cast(a, &DataType::BinaryView)?
-                .as_binary_view()
-                .clone(),
-        })
-    }
-
-    #[inline]
-    pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
-        match self {
-            Self::Binary(a) => a.is_valid(i).then(|| a.value(i)),
-            Self::Large(a) => a.is_valid(i).then(|| a.value(i)),
-            Self::View(a) => a.is_valid(i).then(|| a.value(i)),
-        }
-    }
-}
+use crate::variant::storage::BinaryColumn;
 
 /// Row access to a Variant column given in any legal physical form: Binary,
 /// LargeBinary or BinaryView children (dictionary-encoded metadata too), fields in
 /// any order, unshredded or shredded (shredded columns are reassembled into the
-/// binary form first, following variant-spec.md §10.8; see `unshred.rs` for what is
+/// binary form first, following variant-spec.md §10.8; see `shredding/unshred.rs` for what is
 /// rejected and what is read leniently).
 #[derive(Debug, Clone)]
 pub struct VariantInput {
@@ -100,7 +49,7 @@ impl VariantInput {
             .ok_or_else(|| ArrowError::InvalidArgumentError("variant has no metadata".into()))?;
         let metadata = BinaryColumn::try_new(metadata, "metadata")?;
         let nulls = st.logical_nulls();
-        let value = super::unshred::unshred(st, &metadata, nulls.as_ref())?;
+        let value = crate::shredding::unshred::unshred(st, &metadata, nulls.as_ref())?;
         Ok(Self {
             metadata,
             value: Some(BinaryColumn::Large(value)),

@@ -42,7 +42,7 @@ impl Session {
     pub fn new(args: &Args) -> Self {
         let mut config = SessionConfig::new()
             .with_information_schema(true)
-            .with_option_extension(df_variant::writer::VariantOptions::default());
+            .with_option_extension(df_variant::config::VariantOptions::default());
         if let Some(p) = args.partitions {
             config = config.with_target_partitions(p.max(1));
         }
@@ -79,7 +79,7 @@ impl Session {
             .config()
             .options()
             .extensions
-            .get::<df_variant::writer::VariantOptions>()
+            .get::<df_variant::config::VariantOptions>()
             .is_some_and(|o| o.spark_functions);
         if wanted && !self.spark.get() {
             df_variant::spark::register_spark_functions(&self.ctx)?;

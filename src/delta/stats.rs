@@ -7,7 +7,7 @@
 //! bounds only if its residual `value` is null in every row group (every row that
 //! has the path holds the shredded type, as the protocol requires) and the typed
 //! leaf's statistics are present and exact. Read back into
-//! [`PathBounds`](crate::reader::PathBounds) for file skipping; statistics that do
+//! [`PathBounds`](crate::parquet::PathBounds) for file skipping; statistics that do
 //! not decode are ignored (no skipping), never trusted.
 
 use std::collections::HashMap;
@@ -22,7 +22,7 @@ use parquet_variant::{Variant, VariantBuilder};
 use serde_json::{Map, Value, json};
 
 use crate::array::is_variant_type;
-use crate::reader::PathBounds;
+use crate::parquet::PathBounds;
 
 const Z85: &[u8; 85] =
     b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";

@@ -37,7 +37,7 @@ use url::Url;
 use super::log::{LogFile, TableSnapshot, load_snapshot, store_path, table_exists, table_url};
 use super::stats::bounds_of_stats;
 use super::write::{DeltaSink, NewTable};
-use crate::reader::PathBounds;
+use crate::parquet::PathBounds;
 
 /// A Delta table (see the module docs).
 #[derive(Debug)]
@@ -339,7 +339,7 @@ impl TableProvider for DeltaTable {
             .with_limit(limit)
             .build();
         let plan = format.create_physical_plan(state, config).await?;
-        crate::reader::guard_parquet_scan(plan, state)
+        crate::parquet::guard_parquet_scan(plan, state)
     }
 
     async fn insert_into(

@@ -43,9 +43,8 @@ use super::schema::{schema_string, writable_type};
 use super::stats::file_stats;
 use super::table::blocking;
 use crate::array::is_variant_field;
-use crate::writer::{
-    FilePlan, ShreddingMode, VariantOptions, WrittenFile, check_written_variants, write_file,
-};
+use crate::config::{ShreddingMode, VariantOptions};
+use crate::parquet::{FilePlan, WrittenFile, check_written_variants, write_file};
 
 /// The GA and preview names of the shredding feature.
 const SHREDDING: &str = "variantShredding";

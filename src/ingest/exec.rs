@@ -20,10 +20,10 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 
-use super::files::InputFile;
 use super::reader::{DEFAULT_CHUNK_SIZE, Flow, LineReader, ReaderOptions};
 use super::split::{FileRange, split_ranges};
 use crate::array::variant_field;
+use crate::fs::InputFile;
 use crate::variant::json::JsonParseOptions;
 
 /// The schema of the functions' output: one nullable Variant column `v`.

@@ -60,7 +60,7 @@
 //! ```
 
 mod exec;
-pub mod files;
+use crate::fs as files;
 pub mod reader;
 pub mod split;
 
@@ -122,7 +122,7 @@ impl TableFunctionImpl for ReadJsonVariant {
             .config()
             .options()
             .extensions
-            .get::<crate::writer::VariantOptions>()
+            .get::<crate::config::VariantOptions>()
             .is_some_and(|o| o.ndjson_ignore_trailing_content);
         let json = JsonParseOptions::for_lines(ignore_trailing);
         Ok(Arc::new(self.table(&pattern)?.with_json_options(json)))

@@ -12,9 +12,9 @@ use std::path::Path;
 use arrow::array::ArrayRef;
 use datafusion::common::{DataFusionError, Result};
 
-use super::files::InputFile;
 use super::split::FileRange;
 use crate::array::VariantColumnBuilder;
+use crate::fs::InputFile;
 use crate::variant::json::{JsonParseOptions, JsonToVariant};
 
 /// Default size of one read from a file.

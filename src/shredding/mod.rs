@@ -1,4 +1,39 @@
 //! Shredding Variant columns for Parquet: choosing a shredding schema from the
-//! data and splitting values into typed columns.
+//! data ([`infer`]) or from a DDL string ([`ddl`]), splitting values into typed
+//! columns ([`shred`]), and reassembling them ([`unshred`]), over one table of
+//! the shredded types that both sides use ([`layout`]).
+//!
+//! The functions return Arrow errors; DataFusion errors are made where they are
+//! called ([`crate::boundary::shredding_error`]). `layout` and `unshred` depend only on
+//! [`crate::variant`] (the Arrow kernels of [`crate::array`] read shredded input
+//! through [`unshred`]); `infer`, `ddl` and `shred` sit above [`crate::array`].
 
+use arrow::error::ArrowError;
+
+/// A data error of the shredder (a DataFusion execution error at the boundary).
+macro_rules! shred_err {
+    ($($arg:tt)*) => {
+        arrow::error::ArrowError::ComputeError(format!($($arg)*))
+    };
+}
+
+/// A schema error of the shredder (a DataFusion planning error at the boundary).
+macro_rules! shred_plan_err {
+    ($($arg:tt)*) => {
+        arrow::error::ArrowError::InvalidArgumentError(format!($($arg)*))
+    };
+}
+
+pub mod ddl;
+pub mod infer;
+pub mod layout;
+mod rows;
 pub mod shred;
+pub(crate) mod unshred;
+
+pub use ddl::typed_value_from_ddl;
+pub use infer::{ShreddingOptions, infer_typed_value};
+pub use shred::shred;
+
+/// The result of the shredding functions.
+pub type Result<T> = std::result::Result<T, ArrowError>;

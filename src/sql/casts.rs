@@ -14,7 +14,7 @@
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
+use datafusion::common::{DFSchema, Result, plan_err};
 use datafusion::logical_expr::expr::{Cast, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
@@ -34,9 +34,7 @@ impl AnalyzerRule for VariantCastRewrite {
             let preserver = NamePreserver::new(&node);
             let result = node.map_expressions(|expr| {
                 let saved = preserver.save(&expr);
-                let rewritten = expr
-                    .transform_up(|e| rewrite_cast(e, &schema))?
-                    .transform_data(|e| e.transform_up(split_extraction))?;
+                let rewritten = expr.transform_up(|e| rewrite_cast(e, &schema))?;
                 Ok(rewritten.update_data(|e| saved.restore(e)))
             })?;
             if result.transformed {
@@ -51,54 +49,6 @@ impl AnalyzerRule for VariantCastRewrite {
     fn name(&self) -> &str {
         "variant_cast_rewrite"
     }
-}
-
-/// `variant_get(col, p, t)` => `variant_get(variant_get(col, p), '$', t)`.
-///
-/// The inner call cannot fail, so DataFusion may move it into the scan (where a
-/// shredded file answers it from the path's leaves); the conversion, which can
-/// fail, stays where the query put it, after the filters. Only calls on a column
-/// with a literal path other than `$` and a literal type are split; a conversion
-/// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead.
-fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
-    let Expr::ScalarFunction(f) = &expr else {
-        return Ok(Transformed::no(expr));
-    };
-    let is_variant_get = f
-        .func
-        .inner()
-        .downcast_ref::<crate::udf::VariantGetFunc>()
-        .is_some_and(|g| !g.is_safe());
-    if !is_variant_get
-        || f.args.len() != 3
-        || !matches!(f.args[0], Expr::Column(_))
-        || !matches!(f.args[2], Expr::Literal(..))
-    {
-        return Ok(Transformed::no(expr));
-    }
-    match &f.args[1] {
-        Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
-            if p.trim() != "$" => {}
-        _ => return Ok(Transformed::no(expr)),
-    }
-    // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,
-    // which moves as it is.
-    if let Expr::Literal(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)), _) =
-        &f.args[2]
-        && matches!(
-            crate::variant::types::SparkType::parse(t),
-            Ok(crate::variant::types::SparkType::String
-                | crate::variant::types::SparkType::Variant)
-        )
-    {
-        return Ok(Transformed::yes(try_variant_get_udf().call(f.args.clone())));
-    }
-    let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
-    Ok(Transformed::yes(variant_get_udf().call(vec![
-        inner,
-        lit("$"),
-        f.args[2].clone(),
-    ])))
 }
 
 /// The schema the node's expressions are evaluated against: its inputs merged.

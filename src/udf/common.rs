@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::config::ConfigOptions;
-use datafusion::common::{DataFusionError, Result, ScalarValue, exec_datafusion_err, plan_err};
+use datafusion::common::{Result, ScalarValue, exec_datafusion_err, plan_err};
 use datafusion::logical_expr::ColumnarValue;
 use parquet_variant::Variant;
 
 use crate::array::{VariantInput, is_variant_field};
-use crate::variant::tz::SessionTz;
+pub use crate::boundary::guard;
+pub use crate::config::session_tz;
 use crate::variant::validate;
 
 /// Plan-time check that argument `pos` (0-based) of `func` is a Variant.
@@ -54,14 +54,6 @@ pub fn literal_string<'a>(
             ),
         },
         None => plan_err!("{func}: {what} must be a literal"),
-    }
-}
-
-/// The session time zone (`datafusion.execution.time_zone`, UTC when unset).
-pub fn session_tz(config: &ConfigOptions) -> Result<SessionTz> {
-    match &config.execution.time_zone {
-        None => Ok(SessionTz::utc()),
-        Some(tz) => SessionTz::parse(tz).map_err(|e| exec_datafusion_err!("{e}")),
     }
 }
 
@@ -117,33 +109,6 @@ pub fn decode_row<'m, 'v>(
     value: &'v [u8],
 ) -> Result<Variant<'m, 'v>> {
     validate::decode(metadata, value).map_err(|e| exec_datafusion_err!("{func}: {e}"))
-}
-
-/// Stack that must remain before a batch starts; below it, the batch runs on a
-/// fresh segment. Variants may nest 1000 levels and every reader recurses.
-const STACK_RED_ZONE: usize = 16 << 20;
-/// Size of that fresh segment (virtual memory; only touched pages are used).
-const STACK_SEGMENT: usize = 64 << 20;
-
-/// Runs one batch of work `f`: on enough stack for 1000-level variants, and with
-/// a panic from a dependency turned into an error naming `func`.
-pub fn guard<T>(func: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    let caught = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-    });
-    match caught {
-        Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(DataFusionError::Execution(format!(
-                "{func}: internal error while reading variant data: {msg}"
-            )))
-        }
-    }
 }
 
 /// A plain (non-variant) nullable return field.

@@ -23,7 +23,6 @@ pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeof
 pub use to_json::ToJsonFunc;
 pub use to_variant::ToVariantFunc;
 pub use variant_get::VariantGetFunc;
-pub(crate) use variant_get::extract_root;
 
 /// The Spark documentation section all our functions are listed under.
 pub(crate) const DOC_SECTION: datafusion::logical_expr::DocSection =

@@ -10,28 +10,22 @@
 
 use std::sync::{Arc, LazyLock};
 
-use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{Result, ScalarValue, exec_datafusion_err, exec_err, plan_err};
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs,
     ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
-use parquet_variant::{Variant, VariantMetadata};
 
 use super::common::{
-    Arrays, check_string_arg, check_variant_arg, guard, literal_string, session_tz, variant_input,
+    Arrays, check_string_arg, check_variant_arg, guard, literal_string, session_tz,
 };
-use arrow::array::{BinaryViewArray, BinaryViewBuilder, NullBufferBuilder, StructArray};
-
-use crate::array::{
-    EMPTY_METADATA, VARIANT_NULL, variant_data_type, variant_field, variant_fields,
-};
-use crate::variant::cast::{CastOptions, VariantCaster};
-use crate::variant::path::{PathSegment, parse_path};
-use crate::variant::raw::get_path;
+use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use crate::array::{variant_data_type, variant_field};
+use crate::boundary::get_error;
+use crate::variant::cast::CastOptions;
+use crate::variant::path::parse_path;
 use crate::variant::types::SparkType;
-use crate::variant::validate;
 
 /// `variant_get` / `try_variant_get`: one implementation with a `safe` flag.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -99,9 +93,9 @@ fn target_type(func: &str, arg: Option<&ScalarValue>) -> Result<Option<SparkType
 impl ScalarUDFImpl for VariantGetFunc {
     fn name(&self) -> &str {
         if self.safe {
-            "try_variant_get"
+            TRY_VARIANT_GET
         } else {
-            "variant_get"
+            VARIANT_GET
         }
     }
 
@@ -152,23 +146,23 @@ impl ScalarUDFImpl for VariantGetFunc {
         };
         let scalar_path = match &args.args[1] {
             ColumnarValue::Scalar(sv) => Some(match sv.try_as_str() {
-                Some(Some(text)) => Some(parse_path(text).map_err(|e| {
-                    datafusion::error::DataFusionError::Execution(format!("{func}: {e}"))
-                })?),
+                Some(Some(text)) => {
+                    Some(parse_path(text).map_err(|e| exec_datafusion_err!("{func}: {e}"))?)
+                }
                 Some(None) => None,
                 None => return exec_err!("{func}: the path must be a string"),
             }),
             ColumnarValue::Array(_) => None,
         };
         let arrays = Arrays::new(&args.args[..2], args.number_rows)?;
+        let path = match &scalar_path {
+            Some(Some(p)) => PathArg::Literal(p),
+            Some(None) => PathArg::Null,
+            None => PathArg::Column(&arrays.arrays[1]),
+        };
         let result = guard(func, || {
-            extract(
-                func,
-                &arrays.arrays,
-                scalar_path.as_ref(),
-                target.as_ref(),
-                options,
-            )
+            variant_get(&arrays.arrays[0], path, target.as_ref(), options)
+                .map_err(|e| get_error(func, e))
         })?;
         arrays.finish(result)
     }
@@ -181,10 +175,10 @@ impl ScalarUDFImpl for VariantGetFunc {
     /// on a column with literal arguments moves towards the scan: DataFusion
     /// lifts it out of filters, sorts and aggregates into a projection right
     /// above the table, where the Parquet reader produces it from the shredded
-    /// leaves (`reader::pushdown`). A `variant_get` with a type can fail, so it
+    /// leaves (`parquet::shredded_get`). A `variant_get` with a type can fail, so it
     /// stays where it is and errors only for the rows that reach it (after
     /// filters); the analyzer splits it into `variant_get(variant_get(v, p), '$',
-    /// t)`, whose inner part moves (`sql::casts`).
+    /// t)`, whose inner part moves (`optimizer::variant_get_split`).
     fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
         let base = args.first().copied();
         if (args.len() == 2 || self.safe)
@@ -199,191 +193,4 @@ impl ScalarUDFImpl for VariantGetFunc {
             ExpressionPlacement::KeepInPlace
         }
     }
-}
-
-/// Variant output: the sub-values; the metadata column is the input's, shared.
-struct SubValues {
-    values: BinaryViewBuilder,
-    nulls: NullBufferBuilder,
-}
-
-impl SubValues {
-    fn finish(&mut self, metadata: Option<BinaryViewArray>) -> Result<ArrayRef> {
-        let values = self.values.finish();
-        let nulls = self.nulls.finish();
-        let metadata = match metadata {
-            Some(m) => m,
-            None => BinaryViewArray::from(vec![EMPTY_METADATA; values.len()]),
-        };
-        let fields = variant_fields();
-        Ok(Arc::new(StructArray::try_new(
-            fields,
-            vec![Arc::new(metadata), Arc::new(values)],
-            nulls,
-        )?))
-    }
-}
-
-/// Where the output goes: a Variant column, or a typed caster. One exists per
-/// batch, so the size difference of the variants does not matter.
-#[allow(clippy::large_enum_variant)]
-enum Output {
-    Variant(SubValues),
-    Typed(VariantCaster),
-}
-
-impl Output {
-    fn append_null(&mut self) {
-        match self {
-            Output::Variant(b) => {
-                b.values.append_value(VARIANT_NULL);
-                b.nulls.append_null();
-            }
-            Output::Typed(c) => c.append_null(),
-        }
-    }
-}
-
-/// Extracts one path per row. `scalar_path`: `Some(None)` is a NULL literal path,
-/// `Some(Some(p))` a literal path, `None` a path column.
-fn extract(
-    func: &str,
-    arrays: &[ArrayRef],
-    scalar_path: Option<&Option<Vec<PathSegment>>>,
-    target: Option<&SparkType>,
-    options: CastOptions,
-) -> Result<ArrayRef> {
-    let rows = arrays[0].len();
-    let mut out = match target {
-        None => Output::Variant(SubValues {
-            values: BinaryViewBuilder::with_capacity(rows),
-            nulls: NullBufferBuilder::new(rows),
-        }),
-        Some(t) => Output::Typed(VariantCaster::new(t, options, rows)),
-    };
-    let input = variant_input(func, &arrays[0])?;
-    let path_column = if scalar_path.is_none() {
-        Some(arrow::compute::cast(&arrays[1], &DataType::Utf8View)?)
-    } else {
-        None
-    };
-    let path_strings = path_column.as_ref().map(|a| a.as_string_view());
-    let mut row_path: Vec<PathSegment>;
-    // Rows of one document shape carry identical metadata bytes, and a column
-    // usually mixes a few shapes: the checked dictionaries of the last few
-    // distinct metadata are kept and reused when the bytes match.
-    let mut dicts = DictCache::default();
-    for row in 0..rows {
-        let path: &[PathSegment] = match scalar_path {
-            Some(Some(p)) => p,
-            Some(None) => {
-                out.append_null();
-                continue;
-            }
-            None => {
-                let strings =
-                    path_strings.expect("path column exists when the path is not a literal");
-                if strings.is_null(row) {
-                    out.append_null();
-                    continue;
-                }
-                row_path = parse_path(strings.value(row))
-                    .map_err(|e| exec_datafusion_err!("{func}: {e}"))?;
-                &row_path
-            }
-        };
-        let Some((metadata, value)) = input.as_ref().and_then(|i| i.get(row)) else {
-            out.append_null();
-            continue;
-        };
-        // Only the metadata and the bytes on the path are checked (the rest of the
-        // row is never read), which keeps extraction proportional to the path.
-        let malformed = |e: validate::MalformedVariant| exec_datafusion_err!("{func}: {e}");
-        let dict = dicts.get(metadata).map_err(malformed)?;
-        let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
-            out.append_null();
-            continue;
-        };
-        let len = validate::check_value_with(sub, dict).map_err(malformed)?;
-        let sub = &sub[..len];
-        match &mut out {
-            Output::Variant(b) => {
-                b.values.append_value(sub);
-                b.nulls.append_non_null();
-            }
-            Output::Typed(c) => {
-                if c.try_append_raw(sub) {
-                    continue;
-                }
-                let v = Variant::new_with_metadata(VariantMetadata::new(metadata), sub);
-                if let Err(e) = c.append_variant(&v) {
-                    return exec_err!("{func}: {e}");
-                }
-            }
-        }
-    }
-    match &mut out {
-        Output::Variant(b) => {
-            let metadata = input.as_ref().map(|i| i.metadata_view()).transpose()?;
-            b.finish(metadata)
-        }
-        Output::Typed(c) => Ok(c.finish()),
-    }
-}
-
-/// Checked metadata dictionaries of the last few distinct metadata byte strings
-/// of a column (see `extract`).
-#[derive(Default)]
-struct DictCache<'m> {
-    entries: Vec<(&'m [u8], Vec<&'m str>)>,
-    last: usize,
-    next_victim: usize,
-}
-
-impl<'m> DictCache<'m> {
-    const SIZE: usize = 8;
-
-    /// The dictionary of `metadata`, checked once per distinct bytes held.
-    fn get(&mut self, metadata: &'m [u8]) -> Result<&[&'m str], validate::MalformedVariant> {
-        let hit = |m: &&[u8]| m.len() == metadata.len() && *m == metadata;
-        if !self.entries.get(self.last).is_some_and(|(m, _)| hit(m)) {
-            match self.entries.iter().position(|(m, _)| hit(m)) {
-                Some(i) => self.last = i,
-                None => {
-                    let mut dict = Vec::new();
-                    validate::check_metadata_into(metadata, &mut dict)?;
-                    if self.entries.len() < Self::SIZE {
-                        self.entries.push((metadata, dict));
-                        self.last = self.entries.len() - 1;
-                    } else {
-                        self.last = self.next_victim;
-                        self.entries[self.last] = (metadata, dict);
-                        self.next_victim = (self.next_victim + 1) % Self::SIZE;
-                    }
-                }
-            }
-        }
-        Ok(&self.entries[self.last].1)
-    }
-}
-
-/// `variant_get(column, '$', target)` over a whole Variant column, for readers
-/// that have already located the sub-values (the shredded pushdown of
-/// `reader::pushdown`). Same conversions, errors and guard as the function.
-pub(crate) fn extract_root(
-    func: &str,
-    column: &ArrayRef,
-    target: Option<&SparkType>,
-    options: CastOptions,
-) -> Result<ArrayRef> {
-    let root: Option<Vec<PathSegment>> = Some(Vec::new());
-    guard(func, || {
-        extract(
-            func,
-            std::slice::from_ref(column),
-            Some(&root),
-            target,
-            options,
-        )
-    })
 }

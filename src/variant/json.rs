@@ -26,6 +26,8 @@
 
 use std::fmt;
 
+use super::encoding::{self, put_uint};
+
 /// Spark 4.3's size limit for both the value and the metadata of one Variant
 /// (128 MiB; checked with pyspark 4.3.0: a 17 MB string parses, a 130 MB one is
 /// refused).
@@ -759,22 +761,16 @@ impl JsonToVariant {
         if data_size > SIZE_LIMIT {
             return Err(JsonError::new(JsonErrorKind::TooLarge, pos));
         }
-        let offset_width = uint_width(data_size as u32);
-        let large = n > 255;
-        let count_width = if large { 4 } else { 1 };
+        let too_large = || JsonError::new(JsonErrorKind::TooLarge, pos);
+        let offset_width = encoding::uint_width(data_size).ok_or_else(too_large)?;
         let (header, id_width) = if frame.is_object {
             let max_id = children.iter().map(|c| c.id).max().unwrap_or(0);
-            let id_width = uint_width(max_id);
-            let header = 0x02
-                | ((offset_width as u8 - 1) << 2)
-                | ((id_width as u8 - 1) << 4)
-                | (u8::from(large) << 6);
-            (header, id_width)
+            let id_width = encoding::uint_width(max_id as usize).ok_or_else(too_large)?;
+            (encoding::object_header(n, id_width, offset_width), id_width)
         } else {
-            let header = 0x03 | ((offset_width as u8 - 1) << 2) | (u8::from(large) << 4);
-            (header, 0)
+            (encoding::array_header(n, offset_width), 0)
         };
-        let header_size = 1 + count_width + n * id_width + (n + 1) * offset_width;
+        let header_size = encoding::container_header_size(n, id_width, offset_width);
 
         // Make room for the header in front of the children and write it there.
         let old_len = self.value.len();
@@ -784,16 +780,16 @@ impl JsonToVariant {
         let h = &mut self.value[frame.start..frame.start + header_size];
         h[0] = header;
         let mut p = 1;
-        put_uint(h, &mut p, n as u32, count_width);
+        put_uint(h, &mut p, n, encoding::count_width(n));
         if frame.is_object {
             for c in children {
-                put_uint(h, &mut p, c.id, id_width);
+                put_uint(h, &mut p, c.id as usize, id_width);
             }
         }
         for c in children {
-            put_uint(h, &mut p, c.offset, offset_width);
+            put_uint(h, &mut p, c.offset as usize, offset_width);
         }
-        put_uint(h, &mut p, data_size as u32, offset_width);
+        put_uint(h, &mut p, data_size, offset_width);
         self.children.truncate(first);
         Ok(())
     }
@@ -872,7 +868,8 @@ impl JsonToVariant {
         }
         let n = self.dict.len();
         let total = self.dict.bytes.len();
-        let width = uint_width(total.max(n) as u32);
+        let width = encoding::uint_width(total.max(n))
+            .ok_or_else(|| JsonError::new(JsonErrorKind::TooLarge, end))?;
         let size = 1 + width + (n + 1) * width + total;
         if size > SIZE_LIMIT {
             return Err(JsonError::new(JsonErrorKind::TooLarge, end));
@@ -880,9 +877,9 @@ impl JsonToVariant {
         let m = &mut self.metadata;
         m.reserve(size);
         m.push(0x01 | ((width as u8 - 1) << 6));
-        m.extend_from_slice(&(n as u32).to_le_bytes()[..width]);
+        encoding::push_uint(m, n, width);
         for &o in &self.dict.offsets {
-            m.extend_from_slice(&o.to_le_bytes()[..width]);
+            encoding::push_uint(m, o as usize, width);
         }
         m.extend_from_slice(&self.dict.bytes);
         Ok(())
@@ -908,29 +905,6 @@ impl fmt::Debug for JsonToVariant {
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
-
-/// Smallest number of bytes (1–4) holding `v` as an unsigned integer.
-#[inline]
-fn uint_width(v: u32) -> usize {
-    if v <= 0xFF {
-        1
-    } else if v <= 0xFFFF {
-        2
-    } else if v <= 0xFF_FFFF {
-        3
-    } else {
-        4
-    }
-}
-
-/// Writes the low `width` bytes of `v` (little-endian) at `*p` and advances `*p`.
-#[inline]
-fn put_uint(buf: &mut [u8], p: &mut usize, v: u32, width: usize) {
-    if let Some(dst) = buf.get_mut(*p..*p + width) {
-        dst.copy_from_slice(&v.to_le_bytes()[..width]);
-    }
-    *p += width;
-}
 
 #[inline]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -1663,7 +1637,7 @@ mod tests {
             assert_eq!(variant.as_list().unwrap().len(), n);
             assert_eq!(v[0] & 0x10 != 0, n > 255, "array is_large for {n}");
             let data = 2 * n;
-            let ow = uint_width(data as u32);
+            let ow = encoding::uint_width(data).unwrap();
             assert_eq!(((v[0] >> 2) & 3) as usize + 1, ow);
 
             let fields: Vec<String> = (0..n).rev().map(|i| format!("\"k{i}\":{i}")).collect();
@@ -1673,7 +1647,7 @@ mod tests {
             let o = variant.as_object().unwrap();
             assert_eq!(o.len(), n);
             assert_eq!(v[0] & 0x40 != 0, n > 255, "object is_large for {n}");
-            let id_width = uint_width((n - 1) as u32);
+            let id_width = encoding::uint_width(n - 1).unwrap();
             assert_eq!(((v[0] >> 4) & 3) as usize + 1, id_width);
             for i in [0, n / 2, n - 1] {
                 let got = o.get(&format!("k{i}")).and_then(|x| x.as_int64());
@@ -1681,7 +1655,10 @@ mod tests {
             }
             // metadata offset width follows total key bytes
             let total: usize = (0..n).map(|i| format!("k{i}").len()).sum();
-            assert_eq!(((m[0] >> 6) as usize) + 1, uint_width(total.max(n) as u32));
+            assert_eq!(
+                ((m[0] >> 6) as usize) + 1,
+                encoding::uint_width(total.max(n)).unwrap()
+            );
         }
     }
 

@@ -1,12 +1,16 @@
-//! Spark semantics over arrow-rs `parquet-variant` values. Nothing in this module
-//! depends on DataFusion.
+//! Spark semantics over arrow-rs `parquet-variant` values, on top of the byte
+//! encoding ([`encoding`]). Nothing in this module depends on DataFusion, nor on
+//! the Arrow kernels of [`crate::array`].
 
 pub mod cast;
+pub mod datetime;
+pub mod encoding;
 pub mod format;
 pub mod json;
 pub mod path;
 pub mod raw;
 pub mod schema;
+pub mod storage;
 pub mod types;
 pub mod tz;
 pub mod validate;

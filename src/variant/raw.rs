@@ -8,6 +8,7 @@
 //! already checked by [`super::validate::check_metadata`]; the caller checks the
 //! returned sub-value with [`super::validate::check_value_with`].
 
+use super::encoding::{ARRAY, OBJECT, basic_type, container, read_uint, value_len};
 use super::path::PathSegment;
 use super::validate::MalformedVariant;
 
@@ -26,88 +27,10 @@ fn read(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
     read_uint(bytes, pos, width).ok_or_else(|| malformed(what))
 }
 
-#[inline]
-fn read_uint(bytes: &[u8], pos: usize, width: usize) -> Option<usize> {
-    let slice = bytes.get(pos..pos.checked_add(width)?)?;
-    let mut v = 0usize;
-    for (i, b) in slice.iter().enumerate() {
-        v |= (*b as usize) << (8 * i);
-    }
-    Some(v)
-}
-
-/// The layout of an object or array header: where its field ids (objects only),
-/// offsets and values start, and their widths.
-pub(crate) struct Container {
-    pub(crate) n: usize,
-    /// Start of the field-id list (objects only).
-    pub(crate) ids_start: usize,
-    pub(crate) id_w: usize,
-    pub(crate) offs_start: usize,
-    pub(crate) off_w: usize,
-    pub(crate) data_start: usize,
-}
-
-/// Parses the header of the object (`is_object`) or array at the start of
-/// `value`; `None` when the header does not fit.
-pub(crate) fn container(value: &[u8], is_object: bool) -> Option<Container> {
-    let hdr = (*value.first()? >> 2) as usize;
-    let off_w = (hdr & 0x03) + 1;
-    let (id_w, large) = if is_object {
-        (((hdr >> 2) & 0x03) + 1, hdr & 0x10 != 0)
-    } else {
-        (0, hdr & 0x04 != 0)
-    };
-    let count_w = if large { 4 } else { 1 };
-    let n = read_uint(value, 1, count_w)?;
-    let ids_start = 1 + count_w;
-    let offs_start = n.checked_mul(id_w)?.checked_add(ids_start)?;
-    let data_start = n
-        .checked_add(1)?
-        .checked_mul(off_w)?
-        .checked_add(offs_start)?;
-    Some(Container {
-        n,
-        ids_start,
-        id_w,
-        offs_start,
-        off_w,
-        data_start,
-    })
-}
-
-/// The encoded length of the value at the start of `value`.
-pub fn value_len(value: &[u8]) -> Option<usize> {
-    let header = *value.first()?;
-    let hdr = (header >> 2) as usize;
-    let len = match header & 0x03 {
-        0 => match hdr {
-            0..=2 => 1,
-            3 => 2,
-            4 => 3,
-            5 | 14 => 5,
-            6 | 7 | 12 | 13 | 17 | 18 | 19 => 9,
-            8 => 6,
-            9 => 10,
-            10 => 18,
-            11 => 5,
-            15 | 16 => 5 + read_uint(value, 1, 4)?,
-            20 => 17,
-            _ => return None,
-        },
-        1 => 1 + hdr,
-        b => {
-            let c = container(value, b == 2)?;
-            c.data_start + read_uint(value, c.offs_start + c.n * c.off_w, c.off_w)?
-        }
-    };
-    (len <= value.len()).then_some(len)
-}
-
 /// The value bytes of field `key` of the object at the start of `value`;
 /// `Ok(None)` when the value is not an object or has no such field.
 pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&'v [u8]>> {
-    if value.first().ok_or_else(|| malformed("a value header"))? & 0x03 != 2 {
+    if basic_type(*value.first().ok_or_else(|| malformed("a value header"))?) != OBJECT {
         return Ok(None);
     }
     let c = container(value, true).ok_or_else(|| malformed("an object header"))?;
@@ -116,14 +39,10 @@ pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&
         dict.get(id).copied().ok_or_else(|| malformed("a field id"))
     };
     let field_at = |i: usize| -> R<Option<&'v [u8]>> {
-        let off = read(value, c.offs_start + i * c.off_w, c.off_w, "a field offset")?;
-        let rest = c
-            .data_start
-            .checked_add(off)
-            .and_then(|start| value.get(start..))
-            .ok_or_else(|| malformed("a field"))?;
-        let len = value_len(rest).ok_or_else(|| malformed("a field"))?;
-        Ok(rest.get(..len))
+        read(value, c.offs_start + i * c.off_w, c.off_w, "a field offset")?;
+        c.child(value, i)
+            .map(Some)
+            .ok_or_else(|| malformed("a field"))
     };
     // The fields are walked once: the spec orders them by name, and an object
     // that breaks the order is refused here exactly as `validate::check` refuses
@@ -163,7 +82,7 @@ pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&
 /// The value bytes of element `index` of the array at the start of `value`;
 /// `Ok(None)` when the value is not an array or the index is out of range.
 pub fn array_element(value: &[u8], index: usize) -> R<Option<&[u8]>> {
-    if value.first().ok_or_else(|| malformed("a value header"))? & 0x03 != 3 {
+    if basic_type(*value.first().ok_or_else(|| malformed("a value header"))?) != ARRAY {
         return Ok(None);
     }
     let c = container(value, false).ok_or_else(|| malformed("an array header"))?;
@@ -198,9 +117,9 @@ pub type Child<'d, 'v> = (Option<&'d str>, &'v [u8]);
 /// # Errors
 /// [`MalformedVariant`] when the container does not hold together.
 pub fn children<'d, 'v>(dict: &[&'d str], value: &'v [u8]) -> R<Option<Vec<Child<'d, 'v>>>> {
-    let is_object = match value.first().ok_or_else(|| malformed("a value header"))? & 0x03 {
-        2 => true,
-        3 => false,
+    let is_object = match basic_type(*value.first().ok_or_else(|| malformed("a value header"))?) {
+        OBJECT => true,
+        ARRAY => false,
         _ => return Ok(None),
     };
     let c = container(value, is_object).ok_or_else(|| malformed("a container header"))?;
@@ -212,14 +131,11 @@ pub fn children<'d, 'v>(dict: &[&'d str], value: &'v [u8]) -> R<Option<Vec<Child
         } else {
             None
         };
-        let off = read(value, c.offs_start + i * c.off_w, c.off_w, "an offset")?;
-        let rest = c
-            .data_start
-            .checked_add(off)
-            .and_then(|start| value.get(start..))
+        read(value, c.offs_start + i * c.off_w, c.off_w, "an offset")?;
+        let child = c
+            .child(value, i)
             .ok_or_else(|| malformed("a child value"))?;
-        let len = value_len(rest).ok_or_else(|| malformed("a child value"))?;
-        out.push((name, &rest[..len]));
+        out.push((name, child));
     }
     Ok(Some(out))
 }

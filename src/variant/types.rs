@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 
-use crate::array::variant_field;
+use super::storage::variant_field;
 
 /// A Spark SQL type that a Variant value can be converted to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -195,7 +195,7 @@ impl SparkType {
     }
 
     /// The Arrow type of values of this type. Variant values (also nested ones) use
-    /// [`crate::array::variant_data_type`]; nested Variant fields carry the
+    /// [`super::storage::variant_data_type`]; nested Variant fields carry the
     /// `arrow.parquet.variant` extension metadata.
     ///
     /// ```
@@ -221,7 +221,7 @@ impl SparkType {
             SparkType::Date => DataType::Date32,
             SparkType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             SparkType::TimestampNtz => DataType::Timestamp(TimeUnit::Microsecond, None),
-            SparkType::Variant => crate::array::variant_data_type(),
+            SparkType::Variant => super::storage::variant_data_type(),
             SparkType::Array(t) => DataType::List(t.to_field("item")),
             SparkType::Struct(fields) => DataType::Struct(
                 fields
@@ -749,7 +749,7 @@ mod tests {
 
     #[test]
     fn arrow_types() {
-        use crate::array::{is_variant_field, variant_data_type};
+        use crate::variant::storage::{is_variant_field, variant_data_type};
         let cases = [
             ("boolean", DataType::Boolean),
             ("byte", DataType::Int8),

@@ -10,6 +10,8 @@
 
 use std::collections::HashSet;
 
+use super::encoding;
+
 use parquet_variant::{Variant, VariantMetadata};
 
 /// The deepest nesting accepted (Spark's JSON parser limit).
@@ -41,20 +43,12 @@ fn bad(reason: impl Into<String>) -> MalformedVariant {
 type R<T> = Result<T, MalformedVariant>;
 
 fn read_uint(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
-    let end = pos
-        .checked_add(width)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| {
-            bad(format!(
-                "{what} at byte {pos} is past the end ({} bytes)",
-                bytes.len()
-            ))
-        })?;
-    let mut v = 0usize;
-    for (i, b) in bytes[pos..end].iter().enumerate() {
-        v |= (*b as usize) << (8 * i);
-    }
-    Ok(v)
+    encoding::read_uint(bytes, pos, width).ok_or_else(|| {
+        bad(format!(
+            "{what} at byte {pos} is past the end ({} bytes)",
+            bytes.len()
+        ))
+    })
 }
 
 /// Checks the metadata dictionary and returns its strings.
@@ -125,6 +119,39 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
     Ok(())
 }
 
+/// Checks the scale and digits of a decimal of `width` bytes at `pos`.
+fn check_decimal(value: &[u8], pos: usize, width: usize) -> R<()> {
+    let scale = value[pos + 1];
+    // The same limits parquet-variant enforces: precision 9, 18 or 38
+    // digits by width, and a scale no larger than that precision.
+    let (max_precision, unscaled) = match width {
+        4 => (
+            9u8,
+            i128::from(read_uint(value, pos + 2, 4, "decimal")? as u32 as i32),
+        ),
+        8 => (
+            18,
+            i128::from(read_uint(value, pos + 2, 8, "decimal")? as u64 as i64),
+        ),
+        _ => {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&value[pos + 2..pos + 18]);
+            (38, i128::from_le_bytes(b))
+        }
+    };
+    if scale > max_precision {
+        return Err(bad(format!(
+            "decimal scale {scale} is above the precision {max_precision} of its width"
+        )));
+    }
+    if unscaled.unsigned_abs() >= 10u128.pow(u32::from(max_precision)) {
+        return Err(bad(format!(
+            "decimal {unscaled} has more than {max_precision} digits"
+        )));
+    }
+    Ok(())
+}
+
 /// Returns the encoded length of the value starting at `pos`.
 fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize> {
     if depth > MAX_DEPTH {
@@ -147,80 +174,12 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
         }
     };
     match basic {
-        0 => match hdr {
-            0..=2 => need(0),
-            3 => need(1),
-            4 => need(2),
-            5 | 14 => need(4),
-            6 | 7 | 12 | 13 | 17 | 18 | 19 => {
-                let n = need(8)?;
-                if hdr == 17 {
-                    let micros = read_uint(value, pos + 1, 8, "time")?;
-                    if micros >= 86_400_000_000 {
-                        return Err(bad(format!(
-                            "time of {micros} microseconds is out of range"
-                        )));
-                    }
+        0 => {
+            let type_id = hdr as u8;
+            let Some(size) = encoding::fixed_primitive_size(type_id) else {
+                if !encoding::is_length_prefixed(type_id) {
+                    return Err(bad(format!("unknown primitive type {hdr} at byte {pos}")));
                 }
-                if hdr == 12 || hdr == 13 {
-                    let micros = read_uint(value, pos + 1, 8, "timestamp")? as u64 as i64;
-                    if chrono::DateTime::from_timestamp_micros(micros).is_none() {
-                        return Err(bad(format!(
-                            "timestamp of {micros} microseconds is out of range"
-                        )));
-                    }
-                }
-                Ok(n)
-            }
-            8..=10 => {
-                let width = match hdr {
-                    8 => 4,
-                    9 => 8,
-                    _ => 16,
-                };
-                let n = need(1 + width)?;
-                let scale = value[pos + 1];
-                // The same limits parquet-variant enforces: precision 9, 18 or 38
-                // digits by width, and a scale no larger than that precision.
-                let (max_precision, unscaled) = match width {
-                    4 => (
-                        9u8,
-                        i128::from(read_uint(value, pos + 2, 4, "decimal")? as u32 as i32),
-                    ),
-                    8 => (
-                        18,
-                        i128::from(read_uint(value, pos + 2, 8, "decimal")? as u64 as i64),
-                    ),
-                    _ => {
-                        let mut b = [0u8; 16];
-                        b.copy_from_slice(&value[pos + 2..pos + 18]);
-                        (38, i128::from_le_bytes(b))
-                    }
-                };
-                if scale > max_precision {
-                    return Err(bad(format!(
-                        "decimal scale {scale} is above the precision {max_precision} of its width"
-                    )));
-                }
-                if unscaled.unsigned_abs() >= 10u128.pow(u32::from(max_precision)) {
-                    return Err(bad(format!(
-                        "decimal {unscaled} has more than {max_precision} digits"
-                    )));
-                }
-                Ok(n)
-            }
-            11 => {
-                let n = need(4)?;
-                let days = read_uint(value, pos + 1, 4, "date")? as u32 as i32;
-                if chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
-                    .is_none()
-                    || days.checked_add(719_163).is_none()
-                {
-                    return Err(bad(format!("date of {days} days is out of range")));
-                }
-                Ok(n)
-            }
-            15 | 16 => {
                 let len = read_uint(value, pos + 1, 4, "string length")?;
                 let n = need(
                     4usize
@@ -230,11 +189,40 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 if hdr == 16 && std::str::from_utf8(&value[pos + 5..pos + 5 + len]).is_err() {
                     return Err(bad(format!("string at byte {pos} is not UTF-8")));
                 }
-                Ok(n)
+                return Ok(n);
+            };
+            let n = need(size)?;
+            match hdr {
+                17 => {
+                    let micros = read_uint(value, pos + 1, 8, "time")?;
+                    if micros >= 86_400_000_000 {
+                        return Err(bad(format!(
+                            "time of {micros} microseconds is out of range"
+                        )));
+                    }
+                }
+                12 | 13 => {
+                    let micros = read_uint(value, pos + 1, 8, "timestamp")? as u64 as i64;
+                    if chrono::DateTime::from_timestamp_micros(micros).is_none() {
+                        return Err(bad(format!(
+                            "timestamp of {micros} microseconds is out of range"
+                        )));
+                    }
+                }
+                8..=10 => check_decimal(value, pos, size - 1)?,
+                11 => {
+                    let days = read_uint(value, pos + 1, 4, "date")? as u32 as i32;
+                    if chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
+                        .is_none()
+                        || days.checked_add(719_163).is_none()
+                    {
+                        return Err(bad(format!("date of {days} days is out of range")));
+                    }
+                }
+                _ => {}
             }
-            20 => need(16),
-            other => Err(bad(format!("unknown primitive type {other} at byte {pos}"))),
-        },
+            Ok(n)
+        }
         1 => {
             let n = need(hdr)?;
             if std::str::from_utf8(&value[pos + 1..pos + 1 + hdr]).is_err() {
@@ -243,22 +231,12 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             Ok(n)
         }
         2 => {
-            let off_w = (hdr & 0x03) + 1;
-            let id_w = ((hdr >> 2) & 0x03) + 1;
-            let large = hdr & 0x10 != 0;
-            let count_w = if large { 4 } else { 1 };
-            let n = read_uint(value, pos + 1, count_w, "object size")?;
-            let ids_start = pos + 1 + count_w;
-            let offs_start = n
-                .checked_mul(id_w)
-                .and_then(|x| x.checked_add(ids_start))
-                .ok_or_else(|| bad("object too large"))?;
-            let data_start = n
-                .checked_add(1)
-                .and_then(|x| x.checked_mul(off_w))
-                .and_then(|x| x.checked_add(offs_start))
-                .filter(|&x| x <= value.len())
-                .ok_or_else(|| bad(format!("object at byte {pos} with {n} fields does not fit")))?;
+            let c = encoding::container(&value[pos..], true)
+                .filter(|c| pos + c.data_start <= value.len())
+                .ok_or_else(|| bad(format!("object at byte {pos} does not fit")))?;
+            let (n, id_w, off_w) = (c.n, c.id_w, c.off_w);
+            let (ids_start, offs_start, data_start) =
+                (pos + c.ids_start, pos + c.offs_start, pos + c.data_start);
             let data_len = read_uint(value, offs_start + n * off_w, off_w, "object end offset")?;
             if n == 0 && data_len != 0 {
                 return Err(bad(format!("empty object at byte {pos} has data")));
@@ -310,21 +288,11 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             Ok(end - pos)
         }
         _ => {
-            let off_w = (hdr & 0x03) + 1;
-            let large = hdr & 0x04 != 0;
-            let count_w = if large { 4 } else { 1 };
-            let n = read_uint(value, pos + 1, count_w, "array size")?;
-            let offs_start = pos + 1 + count_w;
-            let data_start = n
-                .checked_add(1)
-                .and_then(|x| x.checked_mul(off_w))
-                .and_then(|x| x.checked_add(offs_start))
-                .filter(|&x| x <= value.len())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "array at byte {pos} with {n} elements does not fit"
-                    ))
-                })?;
+            let c = encoding::container(&value[pos..], false)
+                .filter(|c| pos + c.data_start <= value.len())
+                .ok_or_else(|| bad(format!("array at byte {pos} does not fit")))?;
+            let (n, off_w, offs_start, data_start) =
+                (c.n, c.off_w, pos + c.offs_start, pos + c.data_start);
             let data_len = read_uint(value, offs_start + n * off_w, off_w, "array end offset")?;
             if n == 0 && data_len != 0 {
                 return Err(bad(format!("empty array at byte {pos} has data")));

@@ -1,5 +1,15 @@
-//! `VariantWriteRule`: replaces DataFusion's `ParquetSink` by [`VariantParquetSink`]
-//! when the data written has top-level VARIANT columns.
+//! `VariantWriteRule`: replaces DataFusion's `ParquetSink` by our
+//! [`VariantParquetSink`] when the data written has top-level VARIANT columns, so
+//! that every Parquet write (`COPY`, `INSERT INTO`, `DataFrame::write_parquet`)
+//! shreds, annotates and commits all or nothing.
+//!
+//! ```text
+//! DataSinkExec: sink=ParquetSink          DataSinkExec: sink=VariantParquetSink(shredding=auto)
+//!   ProjectionExec: v@0             =>      ProjectionExec: v@0
+//! ```
+//!
+//! It does not fire on sinks of other formats, nor on Parquet writes without a
+//! top-level VARIANT column.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -7,14 +17,14 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::datasource::file_format::parquet::ParquetSink;
-use datafusion::datasource::physical_plan::FileSink;
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::VariantOptions;
-use super::sink::{VariantParquetSink, variant_columns};
+use crate::config::VariantOptions;
+#[cfg(doc)]
+use crate::parquet::VariantParquetSink;
+use crate::parquet::variant_sink_exec;
 
 /// The physical optimizer rule described in the module docs.
 #[derive(Debug, Default)]
@@ -50,27 +60,4 @@ impl PhysicalOptimizerRule for VariantWriteRule {
     fn schema_check(&self) -> bool {
         true
     }
-}
-
-/// `exec` writing through a [`VariantParquetSink`] with `options`, when it writes
-/// Parquet (DataFusion's `ParquetSink`) with top-level VARIANT columns.
-pub(crate) fn variant_sink_exec(
-    exec: &DataSinkExec,
-    options: &VariantOptions,
-) -> Option<Arc<dyn ExecutionPlan>> {
-    let sink = (exec.sink() as &dyn Any).downcast_ref::<ParquetSink>()?;
-    if variant_columns(sink.config().output_schema()).is_empty() {
-        return None;
-    }
-    let ours = VariantParquetSink::new(
-        sink.config().clone(),
-        sink.parquet_options().clone(),
-        options.mode(),
-        options.clone(),
-    );
-    Some(Arc::new(DataSinkExec::new(
-        Arc::clone(exec.input()),
-        Arc::new(ours),
-        exec.sort_order().clone(),
-    )))
 }

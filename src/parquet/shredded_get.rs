@@ -23,7 +23,7 @@
 //! The result is the function's, row for row: typed values pass through when the
 //! requested type is the shredded one or an exact widening of it
 //! ([`exact_widening`]); everything else goes through the function's own
-//! conversion ([`crate::udf::extract_root`]) on the leaf's values.
+//! conversion ([`crate::array::get::variant_get`] at `$`) on the leaf's values.
 
 use std::collections::HashSet;
 use std::fmt::{self, Display, Formatter};
@@ -41,8 +41,11 @@ use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{Column, Literal};
 
 use crate::array::{EMPTY_METADATA, encode_primitives, is_variant_type, variant_fields};
-use crate::udf::VariantGetFunc;
-use crate::udf::common::session_tz;
+use std::any::Any;
+
+use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use crate::boundary::{get_error, guard};
+use crate::config::session_tz;
 use crate::variant::cast::CastOptions;
 use crate::variant::path::{PathSegment, parse_path};
 use crate::variant::types::SparkType;
@@ -135,14 +138,18 @@ impl Extraction {
     }
 }
 
-/// A `variant_get` / `try_variant_get` call: the call, `safe`, its arguments.
+/// A `variant_get` / `try_variant_get` call, and whether it is the `try_` form.
+///
+/// Recognised by the function's registered name ([`VARIANT_GET`],
+/// [`TRY_VARIANT_GET`]), so that the Parquet layer does not depend on the function
+/// layer; the arguments are checked by the caller.
 fn variant_get_call(expr: &dyn PhysicalExpr) -> Option<(&ScalarFunctionExpr, bool)> {
-    let call = ScalarFunctionExpr::try_downcast_func::<VariantGetFunc>(expr)?;
-    let safe = call
-        .fun()
-        .inner()
-        .downcast_ref::<VariantGetFunc>()?
-        .is_safe();
+    let call = (expr as &dyn Any).downcast_ref::<ScalarFunctionExpr>()?;
+    let safe = match call.fun().name() {
+        VARIANT_GET => false,
+        TRY_VARIANT_GET => true,
+        _ => return None,
+    };
     Some((call, safe))
 }
 
@@ -424,8 +431,16 @@ impl PhysicalExpr for ShreddedGet {
             columns,
             Some(valid),
         )?);
-        let result =
-            crate::udf::extract_root(self.func, &column, self.target.as_ref(), self.options)?;
+        let func = self.func;
+        let result = guard(func, || {
+            variant_get(
+                &column,
+                PathArg::Literal(&[]),
+                self.target.as_ref(),
+                self.options,
+            )
+            .map_err(|e| get_error(func, e))
+        })?;
         Ok(ColumnarValue::Array(result))
     }
 

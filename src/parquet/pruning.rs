@@ -1,422 +1,52 @@
-//! [`VariantScanExec`]: row-group and page pruning on shredded leaves, and the
-//! per-file setup of the shredded pushdown.
+//! Row-group and page pruning on the statistics of shredded leaves, planned per
+//! file by [`FilePlanner`] for [`super::VariantScanExec`].
 //!
 //! DataFusion's pruning only understands top-level columns, so a filter on
-//! `variant_get(v, '$.a', 'bigint')` cannot skip anything by itself. This node
-//! wraps a Parquet scan whose projection holds extractions (DataFusion moves
-//! `variant_get` calls with literal arguments into the scan, see
-//! `VariantGetFunc::placement`) and, per file, before the scan opens it:
+//! `variant_get(v, '$.a', 'bigint')` cannot skip anything by itself. Per file,
+//! before the scan opens it, the planner evaluates the filter's extraction
+//! predicates on the statistics of each path's `typed_value` leaf, per row group
+//! and then per page, and returns the surviving row groups and row ranges as a
+//! `ParquetAccessPlan`, with the residuals that are all null in the row groups
+//! read (so those extractions read only the typed leaf).
 //!
-//! 1. reads the footer and page index (through DataFusion's metadata cache, so
-//!    the scan does not read them again);
-//! 2. evaluates the filter's extraction predicates on the statistics of each
-//!    path's `typed_value` leaf, per row group and then per page, and hands the
-//!    surviving row groups and row ranges to the scan as a `ParquetAccessPlan`;
-//! 3. tells the scan's expression adapter which residuals are all null in the row
-//!    groups it reads, so those extractions read only the typed leaf.
-//!
-//! Pruning on a leaf is sound only where (variant-spec.md §11) the leaf's residual
-//! `value` is all null in that row group (every present value has the shredded
-//! type), and the requested type is the shredded type or an exact widening of it
-//! (a conversion that can neither fail nor reorder values). Float leaves are not
-//! pruned on (Parquet statistics leave NaN out). Everywhere else the row group
-//! is kept; the filter above the scan always runs.
+//! Pruning on a leaf is sound only where the leaf's residual `value` is all null
+//! in that row group (every present value has the shredded type), and the
+//! requested type is the shredded type or an exact widening of it (a conversion
+//! that can neither fail nor reorder values). Float leaves are not pruned on
+//! (Parquet statistics leave NaN out). Everywhere else the row group is kept;
+//! the filter above the scan always runs.
 
-use std::any::Any;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::{self, Formatter};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::common::config::ConfigOptions;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column as LogicalColumn, Result, ScalarValue};
-use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 
-use super::footer::check_parquet_footer;
 use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
-use datafusion::datasource::physical_plan::{
-    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
-};
-use datafusion::datasource::source::DataSourceExec;
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::conjunction;
 use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_expr::{conjunction, split_conjunction};
-use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
-use datafusion::physical_plan::metrics::{
-    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
-};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
-use futures::{StreamExt, TryStreamExt};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::SchemaDescriptor;
 
-use super::adapter::VariantExprAdapterFactory;
 use super::bounds::PathBounds;
-use super::pushdown::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
+use super::shredded_get::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
 
-/// The extractions of a scan: the projected ones and those in the filter above.
-#[derive(Debug, Clone, Default)]
-pub struct ScanExtractions {
-    /// Extractions the scan produces (its projection).
-    pub projected: Vec<Extraction>,
-    /// The filter's conjuncts that involve an extraction, over the scan's file
-    /// (table) schema.
-    pub predicates: Vec<Arc<dyn PhysicalExpr>>,
-}
-
-/// Counters shown by `EXPLAIN ANALYZE`.
-#[derive(Debug, Clone)]
-struct ScanMetrics {
-    files: Count,
-    files_pruned: Count,
-    extractions_pushed: Count,
-    extractions_fallback: Count,
-    residuals_skipped: Count,
-    row_groups_pruned: Count,
-    row_groups_matched: Count,
-    pages_pruned: Count,
-    pages_matched: Count,
-    rows_pruned_by_pages: Count,
-    pruning_errors: Count,
-}
-
-impl ScanMetrics {
-    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
-        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
-        Self {
-            files: c("file_scans"),
-            files_pruned: c("files_pruned"),
-            extractions_pushed: c("extractions_pushed"),
-            extractions_fallback: c("extractions_fallback"),
-            residuals_skipped: c("residuals_skipped"),
-            row_groups_pruned: c("row_groups_pruned"),
-            row_groups_matched: c("row_groups_matched"),
-            pages_pruned: c("pages_pruned"),
-            pages_matched: c("pages_matched"),
-            rows_pruned_by_pages: c("rows_pruned_by_pages"),
-            pruning_errors: c("pruning_errors"),
-        }
-    }
-}
-
-/// Wraps a Parquet `DataSourceExec` (see the module docs).
-#[derive(Debug)]
-pub struct VariantScanExec {
-    input: Arc<dyn ExecutionPlan>,
-    config: FileScanConfig,
-    extractions: ScanExtractions,
-    /// The scan's own expression adapter, under ours.
-    base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
-    metrics: ExecutionPlanMetricsSet,
-}
-
-impl VariantScanExec {
-    /// Wraps `input`, a `DataSourceExec` over `config`; `base_adapter` is the
-    /// scan's expression adapter factory before ours was installed.
-    pub fn new(
-        input: Arc<dyn ExecutionPlan>,
-        config: FileScanConfig,
-        extractions: ScanExtractions,
-        base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
-    ) -> Self {
-        Self {
-            input,
-            config,
-            extractions,
-            base_adapter,
-            metrics: ExecutionPlanMetricsSet::new(),
-        }
-    }
-
-    /// The extractions this scan pushes and prunes on.
-    pub fn extractions(&self) -> &ScanExtractions {
-        &self.extractions
-    }
-
-    /// The wrapped scan's configuration.
-    pub fn config(&self) -> &FileScanConfig {
-        &self.config
-    }
-
-    /// The same scan with more filter predicates to prune on. When the Parquet
-    /// scan evaluates filters while decoding (`pushdown_filters`, as the table
-    /// was created with), it gets them too (late materialization).
-    pub fn with_predicates(&self, predicates: Vec<Arc<dyn PhysicalExpr>>) -> Result<Self> {
-        let mut extractions = self.extractions.clone();
-        let mut added = Vec::new();
-        for p in predicates {
-            if !extractions
-                .predicates
-                .iter()
-                .any(|q| q.as_ref() == p.as_ref())
-            {
-                extractions.predicates.push(Arc::clone(&p));
-                added.push(p);
-            }
-        }
-        let (input, config) = match self.config.file_source().downcast_ref::<ParquetSource>() {
-            Some(source)
-                if source.table_parquet_options().global.pushdown_filters && !added.is_empty() =>
-            {
-                let combined = conjunction(source.filter().into_iter().chain(added));
-                let config = FileScanConfigBuilder::from(self.config.clone())
-                    .with_source(Arc::new(source.with_predicate(combined)))
-                    .build();
-                (
-                    DataSourceExec::from_data_source(config.clone()) as Arc<dyn ExecutionPlan>,
-                    config,
-                )
-            }
-            _ => (Arc::clone(&self.input), self.config.clone()),
-        };
-        Ok(Self::new(
-            input,
-            config,
-            extractions,
-            self.base_adapter.clone(),
-        ))
-    }
-
-    /// Every distinct extraction, projected or filtered on.
-    fn all_extractions(&self) -> Vec<Extraction> {
-        let mut out: Vec<Extraction> = Vec::new();
-        let mut add = |e: Extraction| {
-            if !out.iter().any(|o| o.describe() == e.describe()) {
-                out.push(e);
-            }
-        };
-        for e in &self.extractions.projected {
-            add(e.clone());
-        }
-        for p in &self.extractions.predicates {
-            for e in extractions_in(p) {
-                add(e);
-            }
-        }
-        out
-    }
-}
-
-/// The extractions inside an expression.
-pub fn extractions_in(expr: &Arc<dyn PhysicalExpr>) -> Vec<Extraction> {
-    let mut out = Vec::new();
-    let _ = expr.apply(|e| {
-        if let Some(x) = Extraction::of(e.as_ref()) {
-            out.push(x);
-            return Ok(TreeNodeRecursion::Jump);
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    out
-}
-
-impl DisplayAs for VariantScanExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "VariantScanExec: ")?;
-        let pushed: Vec<String> = self
-            .extractions
-            .projected
-            .iter()
-            .map(Extraction::describe)
-            .collect();
-        write!(f, "extractions=[{}]", pushed.join(", "))?;
-        if !self.extractions.predicates.is_empty() {
-            let preds: Vec<String> = self
-                .extractions
-                .predicates
-                .iter()
-                .map(|p| p.to_string())
-                .collect();
-            write!(f, ", pruning_predicate=[{}]", preds.join(", "))?;
-        }
-        Ok(())
-    }
-}
-
-impl ExecutionPlan for VariantScanExec {
-    fn name(&self) -> &str {
-        "VariantScanExec"
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        // The pruning predicates are over the file schema, not over this node's
-        // input: they are not expressions of the plan.
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = children.pop().ok_or_else(|| {
-            datafusion::common::internal_datafusion_err!("VariantScanExec needs its scan")
-        })?;
-        // A rebuilt child is a new scan: take its configuration.
-        let Some(config) = scan_config(&input).cloned() else {
-            return Ok(input);
-        };
-        Ok(Arc::new(Self {
-            input,
-            config,
-            extractions: self.extractions.clone(),
-            base_adapter: self.base_adapter.clone(),
-            metrics: ExecutionPlanMetricsSet::new(),
-        }))
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
-        let files = self
-            .config
-            .file_groups
-            .get(partition)
-            .map(|g| g.files().to_vec())
-            .unwrap_or_default();
-        let store = context
-            .runtime_env()
-            .object_store(&self.config.object_store_url)?;
-        let cache = context
-            .runtime_env()
-            .cache_manager
-            .get_file_metadata_cache();
-        let metrics = ScanMetrics::new(&self.metrics, partition);
-        let planner = Arc::new(FilePlanner::new(
-            self.all_extractions(),
-            &self.extractions.predicates,
-            self.config.file_schema(),
-        ));
-        let config = self.config.clone();
-        let base_adapter = self.base_adapter.clone();
-        let limit = config.limit;
-        let schema = self.schema();
-        let file_schema_out = Arc::clone(&schema);
-        let stream = futures::stream::iter(files)
-            .then(move |file| {
-                let store = Arc::clone(&store);
-                let cache = Arc::clone(&cache);
-                let planner = Arc::clone(&planner);
-                let config = config.clone();
-                let context = Arc::clone(&context);
-                let metrics = metrics.clone();
-                let base_adapter = base_adapter.clone();
-                let schema = Arc::clone(&file_schema_out);
-                async move {
-                    // Bounds from the table's log: skip the file, footer unread.
-                    if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>()
-                        && !planner.keep_file(bounds)
-                    {
-                        metrics.files_pruned.add(1);
-                        return Ok(Box::pin(RecordBatchStreamAdapter::new(
-                            schema,
-                            futures::stream::empty(),
-                        )) as SendableRecordBatchStream);
-                    }
-                    if !super::footer::cached(Some(&cache), &file.object_meta) {
-                        check_parquet_footer(store.as_ref(), &file.object_meta).await?;
-                    }
-                    let metadata = DFParquetMetadata::new(store.as_ref(), &file.object_meta)
-                        .with_file_metadata_cache(Some(cache))
-                        .with_metadata_size_hint(file.metadata_size_hint)
-                        .with_page_index_policy(Some(PageIndexPolicy::Optional))
-                        .fetch_metadata()
-                        .await?;
-                    // Pruning is an optimization: statistics it cannot read (or a
-                    // panic in a reader of odd statistics) leave the file whole,
-                    // and the scan itself reports a file it cannot read.
-                    let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        planner.plan(&metadata, &file, &metrics)
-                    }))
-                    .ok()
-                    .and_then(Result::ok)
-                    .unwrap_or_else(|| {
-                        metrics.pruning_errors.add(1);
-                        FilePlan {
-                            access: None,
-                            value_free: ValueFreeNodes::new(),
-                        }
-                    });
-                    let mut file = file;
-                    if let Some(access) = plan.access {
-                        file.extensions.insert(access);
-                    }
-                    let factory = VariantExprAdapterFactory::new(base_adapter)
-                        .with_value_free_nodes(Arc::new(plan.value_free));
-                    let single = FileScanConfigBuilder::from(config)
-                        .with_file_groups(vec![FileGroup::new(vec![file])])
-                        .with_expr_adapter(Some(Arc::new(factory)))
-                        .build();
-                    DataSourceExec::from_data_source(single).execute(0, context)
-                }
-            })
-            .try_flatten();
-        let stream = match limit {
-            None => stream.boxed(),
-            Some(limit) => {
-                let mut remaining = limit;
-                stream
-                    .try_filter_map(move |batch| {
-                        let take = remaining.min(batch.num_rows());
-                        remaining -= take;
-                        futures::future::ready(Ok((take > 0).then(|| batch.slice(0, take))))
-                    })
-                    .boxed()
-            }
-        };
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
-    }
-}
-
-/// The `FileScanConfig` of a Parquet `DataSourceExec`.
-pub fn scan_config(plan: &Arc<dyn ExecutionPlan>) -> Option<&FileScanConfig> {
-    let exec = (plan.as_ref() as &dyn Any).downcast_ref::<DataSourceExec>()?;
-    let config = (exec.data_source().as_ref() as &dyn Any).downcast_ref::<FileScanConfig>()?;
-    (config.file_source().as_ref() as &dyn Any)
-        .downcast_ref::<ParquetSource>()
-        .map(|_| config)
-}
-
+use super::scan::ScanMetrics;
 /// What one file's scan gets.
-struct FilePlan {
-    access: Option<ParquetAccessPlan>,
-    value_free: ValueFreeNodes,
+pub(super) struct FilePlan {
+    pub(super) access: Option<ParquetAccessPlan>,
+    pub(super) value_free: ValueFreeNodes,
 }
 
 /// Per-file pruning, prepared once per partition.
-struct FilePlanner {
+pub(super) struct FilePlanner {
     extractions: Vec<Extraction>,
     /// Each filter predicate with extraction `k` replaced by the column
     /// `__variant_k`, over those columns plus every other column it uses; for
@@ -432,7 +62,7 @@ fn synthetic_name(k: usize) -> String {
 }
 
 impl FilePlanner {
-    fn new(
+    pub(super) fn new(
         extractions: Vec<Extraction>,
         predicates: &[Arc<dyn PhysicalExpr>],
         file_schema: &SchemaRef,
@@ -521,7 +151,7 @@ impl FilePlanner {
         }
     }
 
-    fn plan(
+    pub(super) fn plan(
         &self,
         metadata: &ParquetMetaData,
         file: &datafusion::datasource::listing::PartitionedFile,
@@ -635,7 +265,7 @@ impl FilePlanner {
     }
 
     /// Whether a file with these bounds may hold a row the filter keeps.
-    fn keep_file(&self, bounds: &PathBounds) -> bool {
+    pub(super) fn keep_file(&self, bounds: &PathBounds) -> bool {
         if self.row_groups.is_empty() {
             return true;
         }
@@ -778,7 +408,7 @@ fn row_group_in_range(
 
 /// The Parquet leaves of one extraction in one file.
 #[derive(Debug)]
-struct Leaves {
+pub(super) struct Leaves {
     value: Option<usize>,
     typed: Option<usize>,
     typed_type: Option<DataType>,
@@ -831,7 +461,7 @@ impl Leaves {
 
 /// Statistics of the typed leaves, as `__variant_k` columns, for row groups or for
 /// the pages of one row group.
-struct LeafStatistics {
+pub(super) struct LeafStatistics {
     containers: usize,
     columns: HashMap<String, (ArrayRef, ArrayRef, ArrayRef)>,
     row_counts: ArrayRef,
@@ -972,31 +602,4 @@ impl PruningStatistics for LeafStatistics {
     ) -> Option<BooleanArray> {
         None
     }
-}
-
-/// Finds the extraction conjuncts of a filter over a scan's output, rewritten over
-/// the scan's file schema.
-pub fn filter_predicates(
-    predicate: &Arc<dyn PhysicalExpr>,
-    config: &FileScanConfig,
-) -> Vec<Arc<dyn PhysicalExpr>> {
-    let projection = config.file_source().projection();
-    split_conjunction(predicate)
-        .into_iter()
-        .filter_map(|conjunct| {
-            let unprojected = match projection {
-                Some(p) => p.unproject_expr(conjunct).ok()?,
-                None => Arc::clone(conjunct),
-            };
-            (!extractions_in(&unprojected).is_empty()).then_some(unprojected)
-        })
-        .collect()
-}
-
-/// Whether the options turn the pushdown on (`variant.pushdown`, default true).
-pub fn pushdown_enabled(config: &ConfigOptions) -> bool {
-    config
-        .extensions
-        .get::<crate::writer::VariantOptions>()
-        .is_none_or(|o| o.pushdown)
 }

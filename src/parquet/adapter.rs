@@ -1,34 +1,25 @@
-//! The per-file expression adapter and the rule that installs it.
+//! The per-file expression adapter: per file, a VARIANT column becomes
+//! [`ReassembleVariant`] for that file's layout, and path extractions become reads
+//! of the file's shredded leaves ([`super::shredded_get`]). The rule that installs
+//! it on every scan is `VariantGetPushdown` in [`crate::optimizer`].
 
-use std::any::Any;
 use std::fmt::{self, Display, Formatter};
 use std::hash::Hash;
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
-use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, exec_datafusion_err};
-use datafusion::datasource::physical_plan::FileScanConfigBuilder;
-use datafusion::datasource::source::DataSourceExec;
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
-use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
 
-use super::pushdown::{Extraction, ValueFreeNodes, rewrite_extraction};
-use super::scan::{
-    ScanExtractions, VariantScanExec, extractions_in, filter_predicates, pushdown_enabled,
-    scan_config,
-};
+use super::shredded_get::{Extraction, ValueFreeNodes, rewrite_extraction};
 use crate::array::{VariantColumnBuilder, VariantInput, is_variant_type, variant_data_type};
-use datafusion::physical_plan::filter::FilterExec;
 
 /// A placeholder for a rewritten sub-expression while the inner adapter runs, so
 /// that it does not try to cast the file's VARIANT struct inside it.
@@ -319,125 +310,4 @@ impl PhysicalExprAdapter for VariantExprAdapter {
             })?
             .data)
     }
-}
-
-/// Gives every Parquet scan over VARIANT columns a [`VariantExprAdapterFactory`]
-/// and, with `variant.pushdown` on, wraps scans that extract paths in a
-/// [`VariantScanExec`] that prunes on the filter's extraction predicates.
-#[derive(Debug, Default)]
-pub struct VariantAdapterRule;
-
-impl PhysicalOptimizerRule for VariantAdapterRule {
-    fn optimize(
-        &self,
-        plan: Arc<dyn ExecutionPlan>,
-        config: &ConfigOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let pushdown = pushdown_enabled(config);
-        plan.transform_up(|node| {
-            if let Some(scan) = install_adapter(&node, pushdown)? {
-                return Ok(Transformed::yes(scan));
-            }
-            if pushdown
-                && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
-                && let Some(input) = push_filter(filter)?
-            {
-                return Ok(Transformed::yes(replace_children_if_necessary(
-                    node,
-                    vec![input],
-                )?));
-            }
-            Ok(Transformed::no(node))
-        })
-        .map(|t| t.data)
-    }
-
-    fn name(&self) -> &str {
-        "VariantAdapterRule"
-    }
-
-    fn schema_check(&self) -> bool {
-        true
-    }
-}
-
-/// A Parquet scan over VARIANT columns with our adapter, wrapped in a
-/// `VariantScanExec` when it projects extractions.
-fn install_adapter(
-    node: &Arc<dyn ExecutionPlan>,
-    pushdown: bool,
-) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let Some(config) = scan_config(node) else {
-        return Ok(None);
-    };
-    let has_variant = config
-        .file_schema()
-        .fields()
-        .iter()
-        .any(|f| is_variant_type(f.data_type()));
-    if !has_variant {
-        return Ok(None);
-    }
-    let base = config.expr_adapter_factory.clone();
-    let factory = VariantExprAdapterFactory::new(base.clone()).with_pushdown(pushdown);
-    let new_config = FileScanConfigBuilder::from(config.clone())
-        .with_expr_adapter(Some(Arc::new(factory)))
-        .build();
-    let projected: Vec<Extraction> = new_config
-        .file_source()
-        .projection()
-        .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
-        .unwrap_or_default();
-    let exec = DataSourceExec::from_data_source(new_config.clone()) as Arc<dyn ExecutionPlan>;
-    if !pushdown || projected.is_empty() {
-        return Ok(Some(exec));
-    }
-    let extractions = ScanExtractions {
-        projected,
-        predicates: Vec::new(),
-    };
-    Ok(Some(Arc::new(VariantScanExec::new(
-        exec,
-        new_config,
-        extractions,
-        base,
-    ))))
-}
-
-/// Operators between a filter and its scan that keep rows and columns as they are.
-fn is_transparent(plan: &Arc<dyn ExecutionPlan>) -> bool {
-    matches!(
-        plan.name(),
-        "RepartitionExec" | "CoalesceBatchesExec" | "CooperativeExec"
-    ) && plan.children().len() == 1
-}
-
-/// The filter's input with its `VariantScanExec` (below transparent operators)
-/// pruning on the filter's extraction conjuncts; `None` when there is nothing to
-/// push.
-fn push_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    fn rebuild(
-        node: &Arc<dyn ExecutionPlan>,
-        predicate: &Arc<dyn PhysicalExpr>,
-    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        if let Some(scan) = (node.as_ref() as &dyn Any).downcast_ref::<VariantScanExec>() {
-            let predicates = filter_predicates(predicate, scan.config());
-            if predicates.is_empty() {
-                return Ok(None);
-            }
-            return Ok(Some(Arc::new(scan.with_predicates(predicates)?)));
-        }
-        if is_transparent(node) {
-            let child = node.children()[0];
-            return match rebuild(child, predicate)? {
-                Some(c) => Ok(Some(replace_children_if_necessary(
-                    Arc::clone(node),
-                    vec![c],
-                )?)),
-                None => Ok(None),
-            };
-        }
-        Ok(None)
-    }
-    rebuild(filter.input(), filter.predicate())
 }

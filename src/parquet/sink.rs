@@ -9,10 +9,11 @@ use async_trait::async_trait;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err, exec_err};
+use datafusion::datasource::file_format::parquet::ParquetSink;
 use datafusion::datasource::file_format::write::demux::DemuxedStreamReceiver;
 use datafusion::datasource::file_format::write::get_writer_schema;
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
-use datafusion::datasource::sink::DataSink;
+use datafusion::datasource::sink::{DataSink, DataSinkExec};
 use datafusion::execution::TaskContext;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
@@ -24,15 +25,18 @@ use datafusion::parquet::basic::LogicalType;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use datafusion::parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
+use std::any::Any;
 use tokio::sync::mpsc::Receiver;
 
 use super::commit::{commit_files, remove_empty_staging, staged_path};
-use super::{ShreddingMode, VariantOptions};
 use crate::array::{
     VariantColumnBuilder, VariantInput, is_variant_field, variant_extension_metadata,
 };
-use crate::shredding::shred::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
+use crate::boundary::shredding_error;
+use crate::config::{ShreddingMode, VariantOptions};
+use crate::shredding::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
 use crate::variant::validate::check;
 
 /// Indices of the top-level VARIANT columns of a schema (by extension or shape).
@@ -218,7 +222,9 @@ impl FileColumns {
             }
             typed[i] = match &plan.mode {
                 ShreddingMode::Off => None,
-                ShreddingMode::Schema(ddl) => Some(typed_value_from_ddl(ddl)?),
+                ShreddingMode::Schema(ddl) => {
+                    Some(typed_value_from_ddl(ddl).map_err(shredding_error)?)
+                }
                 ShreddingMode::Auto => {
                     let cols: Vec<&dyn arrow::array::Array> =
                         sample.iter().map(|b| b.column(i).as_ref()).collect();
@@ -226,7 +232,7 @@ impl FileColumns {
                         None
                     } else {
                         let all = arrow::compute::concat(&cols)?;
-                        infer_typed_value(&all, &plan.shredding)?
+                        infer_typed_value(&all, &plan.shredding).map_err(shredding_error)?
                     }
                 }
             };
@@ -272,7 +278,7 @@ impl FileColumns {
 
 fn convert_column(col: &ArrayRef, typed: Option<&DataType>) -> Result<ArrayRef> {
     match typed {
-        Some(t) => shred(col, t),
+        Some(t) => shred(col, t).map_err(shredding_error),
         None => unshredded(col),
     }
 }
@@ -449,4 +455,26 @@ impl DataSink for VariantParquetSink {
     ) -> Result<u64> {
         FileSink::write_all(self, data, context).await
     }
+}
+/// `exec` writing through a [`VariantParquetSink`] with `options`, when it writes
+/// Parquet (DataFusion's `ParquetSink`) with top-level VARIANT columns.
+pub(crate) fn variant_sink_exec(
+    exec: &DataSinkExec,
+    options: &VariantOptions,
+) -> Option<Arc<dyn ExecutionPlan>> {
+    let sink = (exec.sink() as &dyn Any).downcast_ref::<ParquetSink>()?;
+    if variant_columns(sink.config().output_schema()).is_empty() {
+        return None;
+    }
+    let ours = VariantParquetSink::new(
+        sink.config().clone(),
+        sink.parquet_options().clone(),
+        options.mode(),
+        options.clone(),
+    );
+    Some(Arc::new(DataSinkExec::new(
+        Arc::clone(exec.input()),
+        Arc::new(ours),
+        exec.sort_order().clone(),
+    )))
 }

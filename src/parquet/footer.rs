@@ -41,7 +41,7 @@ const TAIL: u64 = 8;
 /// Checks the last 8 bytes `tail` of the Parquet file `location` of `size` bytes.
 ///
 /// ```
-/// use df_variant::reader::check_parquet_tail;
+/// use df_variant::parquet::check_parquet_tail;
 /// // A 100-byte file whose footer is 20 bytes long: fine.
 /// assert!(check_parquet_tail("f", 100, &[20, 0, 0, 0, b'P', b'A', b'R', b'1']).is_ok());
 /// // A footer length that does not fit in the file.

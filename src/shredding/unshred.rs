@@ -35,16 +35,17 @@ use arrow::array::{
     Time64MicrosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow::datatypes::{DataType, Field, TimeUnit};
+use arrow::datatypes::{DataType, Field};
 use arrow::error::ArrowError;
 
-use super::input::BinaryColumn;
-use crate::variant::raw::value_len;
+use super::layout::{DecimalWidth, ShreddedPrimitive};
+use crate::variant::encoding::{self, value_len};
+use crate::variant::storage::BinaryColumn;
 use crate::variant::validate::check_metadata;
 
 /// Rebuilds the `value` bytes of every row of a shredded Variant struct. Rows that
 /// are null in `nulls` (SQL NULL) get a null value.
-pub(super) fn unshred(
+pub(crate) fn unshred(
     st: &StructArray,
     metadata: &BinaryColumn,
     nulls: Option<&NullBuffer>,
@@ -60,7 +61,9 @@ pub(super) fn unshred(
             continue;
         }
         out.clear();
-        let md = metadata.get(row).unwrap_or(super::EMPTY_METADATA);
+        let md = metadata
+            .get(row)
+            .unwrap_or(crate::variant::encoding::EMPTY_METADATA);
         let typed_null = level.typed.as_ref().is_none_or(|t| t.is_null(row));
         let value = level.value.as_ref().and_then(|v| v.get(row));
         match (typed_null, value) {
@@ -277,9 +280,9 @@ enum Primitive {
     Int64(Int64Array),
     Float(Float32Array),
     Double(Float64Array),
-    Decimal32(Decimal32Array, Width, u8),
-    Decimal64(Decimal64Array, Width, u8),
-    Decimal128(Decimal128Array, Width, u8),
+    Decimal32(Decimal32Array, DecimalWidth, u8),
+    Decimal64(Decimal64Array, DecimalWidth, u8),
+    Decimal128(Decimal128Array, DecimalWidth, u8),
     Date(Date32Array),
     Time(Time64MicrosecondArray),
     TimestampMicros(TimestampMicrosecondArray, bool),
@@ -287,14 +290,6 @@ enum Primitive {
     String(ArrayRef),
     Binary(BinaryColumn),
     Uuid(FixedSizeBinaryArray),
-}
-
-/// Decimal width in the Variant encoding, from the column's precision.
-#[derive(Clone, Copy)]
-enum Width {
-    D4,
-    D8,
-    D16,
 }
 
 impl Primitive {
@@ -306,70 +301,43 @@ impl Primitive {
                 array.data_type()
             ))
         };
-        let decimal = |p: u8, s: i8| -> Result<(Width, u8), ArrowError> {
-            let scale = u8::try_from(s).map_err(|_| unsupported())?;
-            let width = match p {
-                0 => return Err(unsupported()),
-                1..=9 => Width::D4,
-                10..=18 => Width::D8,
-                19..=38 => Width::D16,
-                _ => return Err(unsupported()),
-            };
-            if scale > p {
-                return Err(unsupported());
+        let data_type = array.data_type();
+        if let DataType::Dictionary(_, v) = data_type {
+            let cast = arrow::compute::cast(array, v)?;
+            return Self::try_new(&cast, field, path);
+        }
+        if let DataType::RunEndEncoded(_, v) = data_type {
+            let cast = arrow::compute::cast(array, v.data_type())?;
+            return Self::try_new(&cast, field, path);
+        }
+        let extension = field
+            .and_then(|f| f.metadata().get("ARROW:extension:name"))
+            .map(String::as_str);
+        let kind = ShreddedPrimitive::of(data_type, extension).ok_or_else(unsupported)?;
+        Ok(match kind {
+            ShreddedPrimitive::Boolean => Self::Boolean(array.as_boolean().clone()),
+            ShreddedPrimitive::Int8 => Self::Int8(array.as_primitive().clone()),
+            ShreddedPrimitive::Int16 => Self::Int16(array.as_primitive().clone()),
+            ShreddedPrimitive::Int32 => Self::Int32(array.as_primitive().clone()),
+            ShreddedPrimitive::Int64 => Self::Int64(array.as_primitive().clone()),
+            ShreddedPrimitive::Float => Self::Float(array.as_primitive().clone()),
+            ShreddedPrimitive::Double => Self::Double(array.as_primitive().clone()),
+            ShreddedPrimitive::Decimal(w, s) => match data_type {
+                DataType::Decimal32(..) => Self::Decimal32(array.as_primitive().clone(), w, s),
+                DataType::Decimal64(..) => Self::Decimal64(array.as_primitive().clone(), w, s),
+                _ => Self::Decimal128(array.as_primitive().clone(), w, s),
+            },
+            ShreddedPrimitive::Date => Self::Date(array.as_primitive().clone()),
+            ShreddedPrimitive::Time => Self::Time(array.as_primitive().clone()),
+            ShreddedPrimitive::TimestampMicros { utc } => {
+                Self::TimestampMicros(array.as_primitive().clone(), utc)
             }
-            Ok((width, scale))
-        };
-        Ok(match array.data_type() {
-            DataType::Boolean => Self::Boolean(array.as_boolean().clone()),
-            DataType::Int8 => Self::Int8(array.as_primitive().clone()),
-            DataType::Int16 => Self::Int16(array.as_primitive().clone()),
-            DataType::Int32 => Self::Int32(array.as_primitive().clone()),
-            DataType::Int64 => Self::Int64(array.as_primitive().clone()),
-            DataType::Float32 => Self::Float(array.as_primitive().clone()),
-            DataType::Float64 => Self::Double(array.as_primitive().clone()),
-            DataType::Decimal32(p, s) => {
-                let (w, s) = decimal(*p, *s)?;
-                Self::Decimal32(array.as_primitive().clone(), w, s)
+            ShreddedPrimitive::TimestampNanos { utc } => {
+                Self::TimestampNanos(array.as_primitive().clone(), utc)
             }
-            DataType::Decimal64(p, s) => {
-                let (w, s) = decimal(*p, *s)?;
-                Self::Decimal64(array.as_primitive().clone(), w, s)
-            }
-            DataType::Decimal128(p, s) => {
-                let (w, s) = decimal(*p, *s)?;
-                Self::Decimal128(array.as_primitive().clone(), w, s)
-            }
-            DataType::Date32 => Self::Date(array.as_primitive().clone()),
-            DataType::Time64(TimeUnit::Microsecond) => Self::Time(array.as_primitive().clone()),
-            DataType::Timestamp(TimeUnit::Microsecond, tz) => {
-                Self::TimestampMicros(array.as_primitive().clone(), tz.is_some())
-            }
-            DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
-                Self::TimestampNanos(array.as_primitive().clone(), tz.is_some())
-            }
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-                Self::String(array.clone())
-            }
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-                Self::Binary(BinaryColumn::try_new(array, "typed_value")?)
-            }
-            DataType::FixedSizeBinary(16) => {
-                let ext = field.and_then(|f| f.metadata().get("ARROW:extension:name"));
-                if ext.is_some_and(|e| e != "arrow.uuid") {
-                    return Err(unsupported());
-                }
-                Self::Uuid(array.as_fixed_size_binary().clone())
-            }
-            DataType::Dictionary(_, v) => {
-                let cast = arrow::compute::cast(array, v)?;
-                return Self::try_new(&cast, field, path);
-            }
-            DataType::RunEndEncoded(_, v) => {
-                let cast = arrow::compute::cast(array, v.data_type())?;
-                return Self::try_new(&cast, field, path);
-            }
-            _ => return Err(unsupported()),
+            ShreddedPrimitive::String => Self::String(array.clone()),
+            ShreddedPrimitive::Binary => Self::Binary(BinaryColumn::try_new(array, "typed_value")?),
+            ShreddedPrimitive::Uuid => Self::Uuid(array.as_fixed_size_binary().clone()),
         })
     }
 
@@ -456,20 +424,20 @@ fn primitive(out: &mut Vec<u8>, type_id: u8, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-fn decimal(out: &mut Vec<u8>, unscaled: i128, width: Width, scale: u8) -> R<()> {
+fn decimal(out: &mut Vec<u8>, unscaled: i128, width: DecimalWidth, scale: u8) -> R<()> {
     let overflow = || Fail::new(format!("decimal {unscaled} does not fit its precision"));
     match width {
-        Width::D4 => {
+        DecimalWidth::D4 => {
             let v = i32::try_from(unscaled).map_err(|_| overflow())?;
             out.extend_from_slice(&[8 << 2, scale]);
             out.extend_from_slice(&v.to_le_bytes());
         }
-        Width::D8 => {
+        DecimalWidth::D8 => {
             let v = i64::try_from(unscaled).map_err(|_| overflow())?;
             out.extend_from_slice(&[9 << 2, scale]);
             out.extend_from_slice(&v.to_le_bytes());
         }
-        Width::D16 => {
+        DecimalWidth::D16 => {
             out.extend_from_slice(&[10 << 2, scale]);
             out.extend_from_slice(&unscaled.to_le_bytes());
         }
@@ -739,111 +707,38 @@ fn write_object<'s, 'a: 's>(
             return Err(Fail::new(format!("key `{name}` appears twice in value")));
         }
     }
-    let slices: Vec<&[u8]> = entries
+    let fields: Vec<(usize, &[u8])> = entries
         .iter()
-        .map(|e| match &e.bytes {
-            Src::Scratch(r) => &scratch[r.clone()],
-            Src::Value(b) => b,
+        .map(|e| {
+            let bytes = match &e.bytes {
+                Src::Scratch(r) => &scratch[r.clone()],
+                Src::Value(b) => *b,
+            };
+            (e.id as usize, bytes)
         })
         .collect();
-    let total: usize = slices.iter().map(|s| s.len()).sum();
-    let n = entries.len();
-    let max_id = entries.iter().map(|e| e.id).max().unwrap_or(0);
-    let off_w = width_for(total)?;
-    let id_w = width_for(max_id as usize)?;
-    let large = n > 255;
-    out.push(0x02 | ((off_w as u8 - 1) << 2) | ((id_w as u8 - 1) << 4) | (u8::from(large) << 6));
-    push_count(out, n, large)?;
-    for e in &entries {
-        out.extend_from_slice(&e.id.to_le_bytes()[..id_w]);
-    }
-    let mut off = 0usize;
-    for s in &slices {
-        out.extend_from_slice(&(off as u32).to_le_bytes()[..off_w]);
-        off += s.len();
-    }
-    out.extend_from_slice(&(off as u32).to_le_bytes()[..off_w]);
-    for s in slices {
-        out.extend_from_slice(s);
-    }
-    Ok(())
+    encoding::write_object(out, &fields).map_err(too_large)
 }
 
 fn write_array(out: &mut Vec<u8>, ends: &[usize], data: &[u8]) -> R<()> {
-    let n = ends.len();
-    let off_w = width_for(data.len())?;
-    let large = n > 255;
-    out.push(0x03 | ((off_w as u8 - 1) << 2) | (u8::from(large) << 4));
-    push_count(out, n, large)?;
-    out.extend_from_slice(&[0u8; 4][..off_w]);
-    for end in ends {
-        out.extend_from_slice(&(*end as u32).to_le_bytes()[..off_w]);
-    }
-    out.extend_from_slice(data);
-    Ok(())
+    encoding::write_array_from_ends(out, ends, data).map_err(too_large)
 }
 
-fn push_count(out: &mut Vec<u8>, n: usize, large: bool) -> R<()> {
-    let n = u32::try_from(n).map_err(|_| Fail::new("too many elements"))?;
-    if large {
-        out.extend_from_slice(&n.to_le_bytes());
-    } else {
-        out.push(n as u8);
-    }
-    Ok(())
-}
-
-/// The byte width (1–4) needed for unsigned `x`.
-fn width_for(x: usize) -> R<usize> {
-    Ok(match x {
-        0..=0xff => 1,
-        0x100..=0xffff => 2,
-        0x1_0000..=0xff_ffff => 3,
-        _ if u32::try_from(x).is_ok() => 4,
-        _ => return Err(Fail::new("value too large for the variant encoding")),
-    })
+fn too_large(e: encoding::TooLarge) -> Fail {
+    Fail::new(e.to_string())
 }
 
 /// The `(field id, value bytes)` pairs of the object at the start of `v`.
 fn object_fields(v: &[u8]) -> R<Vec<(u32, &[u8])>> {
     let bad = || Fail::new("value holds a malformed object");
-    let read = |pos: usize, w: usize| -> R<usize> {
-        let bytes = v
-            .get(pos..pos.checked_add(w).ok_or_else(bad)?)
-            .ok_or_else(bad)?;
-        Ok(bytes
-            .iter()
-            .rev()
-            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b)))
-    };
-    let hdr = usize::from(v.first().copied().ok_or_else(bad)? >> 2);
-    let off_w = (hdr & 0x03) + 1;
-    let id_w = ((hdr >> 2) & 0x03) + 1;
-    let count_w = if hdr & 0x10 != 0 { 4 } else { 1 };
-    let n = read(1, count_w)?;
-    let ids_start = 1 + count_w;
-    let offs_start = n
-        .checked_mul(id_w)
-        .and_then(|x| x.checked_add(ids_start))
+    let c = encoding::container(v, true)
+        .filter(|c| c.data_start <= v.len())
         .ok_or_else(bad)?;
-    let data_start = n
-        .checked_add(1)
-        .and_then(|x| x.checked_mul(off_w))
-        .and_then(|x| x.checked_add(offs_start))
-        .ok_or_else(bad)?;
-    if data_start > v.len() {
-        return Err(bad());
-    }
-    let mut fields = Vec::with_capacity(n);
-    for i in 0..n {
-        let id = read(ids_start + i * id_w, id_w)?;
-        let off = read(offs_start + i * off_w, off_w)?;
-        let rest = data_start
-            .checked_add(off)
-            .and_then(|s| v.get(s..))
-            .ok_or_else(bad)?;
-        let len = value_len(rest).ok_or_else(bad)?;
-        fields.push((u32::try_from(id).map_err(|_| bad())?, &rest[..len]));
+    let mut fields = Vec::with_capacity(c.n);
+    for i in 0..c.n {
+        let id = c.id(v, i).ok_or_else(bad)?;
+        let child = c.child(v, i).ok_or_else(bad)?;
+        fields.push((u32::try_from(id).map_err(|_| bad())?, child));
     }
     Ok(fields)
 }
@@ -869,8 +764,8 @@ mod tests {
     use arrow::array::{BinaryArray, Decimal128Array, Int32Array, ListArray, StringArray};
     use arrow::datatypes::{Field, Fields};
 
-    use super::super::VariantInput;
     use super::*;
+    use crate::array::VariantInput;
 
     fn bin(rows: Vec<Option<&[u8]>>) -> ArrayRef {
         Arc::new(BinaryArray::from(rows))

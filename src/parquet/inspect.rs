@@ -29,7 +29,7 @@ use datafusion::datasource::MemTable;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::array::{VARIANT_EXTENSION_NAME, is_variant_field};
-use crate::ingest::files::{self, InputFile};
+use crate::fs::{self as files, InputFile};
 
 /// The SQL name of the table function.
 pub const VARIANT_SHREDDING_SCHEMA: &str = "variant_shredding_schema";
@@ -270,7 +270,7 @@ impl TableFunctionImpl for VariantShreddingSchema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shredding::shred::typed_value_from_ddl;
+    use crate::shredding::typed_value_from_ddl;
 
     #[test]
     fn ddl_round_trips_through_the_shredding_schema_parser() {

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 
-use super::pushdown::Extraction;
+use super::shredded_get::Extraction;
 use crate::variant::path::PathSegment;
 use crate::variant::types::SparkType;
 

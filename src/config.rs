@@ -1,12 +1,16 @@
-//! Session settings of the Variant writer (`SET variant.<name> = ...`).
+//! Session settings of this crate (`SET variant.<name> = ...`), shared by the
+//! reader, the writer, ingest and the functions.
 //!
 //! Values are checked when they are set, so a bad setting is refused by the `SET`
 //! statement itself rather than by every later write.
 
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::config::{ConfigExtension, ConfigField, Visit};
-use datafusion::common::{Result, config_err, extensions_options};
+use datafusion::common::{Result, config_err, exec_datafusion_err, extensions_options};
 
-use crate::shredding::shred::typed_value_from_ddl;
+use crate::boundary::shredding_error;
+use crate::shredding::typed_value_from_ddl;
+use crate::variant::tz::SessionTz;
 
 extensions_options! {
     /// Settings under the `variant.` prefix.
@@ -99,7 +103,7 @@ impl ConfigField for ShreddingSchema {
     fn set(&mut self, _key: &str, value: &str) -> Result<()> {
         let value = value.trim();
         if !value.is_empty()
-            && let Err(e) = typed_value_from_ddl(value)
+            && let Err(e) = typed_value_from_ddl(value).map_err(shredding_error)
         {
             return config_err!("variant.shredding_schema '{value}' cannot be used: {e}");
         }
@@ -127,5 +131,13 @@ impl VariantOptions {
             ShreddingSetting::Auto if self.shredding_schema.0.is_empty() => ShreddingMode::Auto,
             ShreddingSetting::Auto => ShreddingMode::Schema(self.shredding_schema.0.clone()),
         }
+    }
+}
+
+/// The session time zone (`datafusion.execution.time_zone`, UTC when unset).
+pub fn session_tz(config: &ConfigOptions) -> Result<SessionTz> {
+    match &config.execution.time_zone {
+        None => Ok(SessionTz::utc()),
+        Some(tz) => SessionTz::parse(tz).map_err(|e| exec_datafusion_err!("{e}")),
     }
 }

@@ -24,9 +24,10 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 
 use super::footer::{check_parquet_footer, guard_parquet_scan};
+use super::sink::variant_sink_exec;
 use crate::array::{is_variant_type, variant_data_type};
-use crate::writer::commit::pending_among;
-use crate::writer::{VariantOptions, variant_sink_exec};
+use crate::config::VariantOptions;
+use crate::parquet::commit::pending_among;
 
 /// Creates [`VariantParquetFormat`]s; registered for the `parquet` extension by
 /// [`crate::with_variant`], so `CREATE EXTERNAL TABLE ... STORED AS PARQUET`,
@@ -98,7 +99,7 @@ impl FileFormatFactory for VariantParquetFormatFactory {
 /// yields a struct no file has. This format infers each file's schema on its own
 /// and, where the files disagree on a VARIANT column, declares the column as the
 /// unshredded `Struct{metadata, value}` ([`variant_data_type`]); the per-file
-/// adapter ([`crate::reader::VariantAdapterRule`]) then rebuilds that form from
+/// adapter ([`crate::optimizer::VariantGetPushdown`]) then rebuilds that form from
 /// each file's layout. Where all files agree, the inferred type is the files' own
 /// (no conversion cost). Everything else is delegated to the wrapped format.
 ///
@@ -107,7 +108,7 @@ impl FileFormatFactory for VariantParquetFormatFactory {
 /// ```
 /// use std::sync::Arc;
 /// use datafusion::datasource::listing::ListingOptions;
-/// use df_variant::reader::VariantParquetFormat;
+/// use df_variant::parquet::VariantParquetFormat;
 ///
 /// let options = ListingOptions::new(Arc::new(VariantParquetFormat::default()))
 ///     .with_file_extension(".parquet");
@@ -166,7 +167,7 @@ fn merge_file_schemas(schemas: Vec<SchemaRef>) -> Result<Schema> {
 
 /// `conf` without the files that a commit marker lists (files of a statement
 /// that has not finished writing, or died while committing: see
-/// [`crate::writer::commit`]). The table's statistics counted them, so they
+/// [`crate::parquet::commit`]). The table's statistics counted them, so they
 /// become unknown when a file is left out.
 async fn without_pending(state: &dyn Session, conf: FileScanConfig) -> Result<FileScanConfig> {
     let store = state.runtime_env().object_store(&conf.object_store_url)?;
@@ -223,7 +224,7 @@ impl FileFormat for VariantParquetFormat {
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
         // Files of a statement whose commit has not finished are not part of the
-        // table (see `crate::writer::commit`).
+        // table (see `crate::parquet::commit`).
         let pending = pending_among(store.as_ref(), objects.iter().map(|o| &o.location)).await?;
         let kept: Vec<ObjectMeta>;
         let objects = if pending.is_empty() {

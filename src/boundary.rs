@@ -1,0 +1,60 @@
+//! Where the kernels meet DataFusion: the guard around every batch of work on
+//! variant data, and the conversion of the kernels' errors.
+//!
+//! [`guard`] gives a batch enough stack for 1000-level variants, and turns a
+//! panic from a dependency (arrow-rs and parquet-rs can panic on malformed input)
+//! into an error that names the function. Every UDF and the Parquet reader's
+//! shredded reads call it; a caught panic is always a bug, and the robustness
+//! tests fail on its message ([`PANIC_MESSAGE`]).
+
+use arrow::error::ArrowError;
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, plan_datafusion_err};
+
+use crate::array::get::GetError;
+
+/// Stack that must remain before a batch starts; below it, the batch runs on a
+/// fresh segment. Variants may nest 1000 levels and every reader recurses.
+const STACK_RED_ZONE: usize = 16 << 20;
+/// Size of that fresh segment (virtual memory; only touched pages are used).
+const STACK_SEGMENT: usize = 64 << 20;
+
+/// The words of the error made from a caught panic.
+pub const PANIC_MESSAGE: &str = "internal error while reading variant data";
+
+/// Runs one batch of work `f`: on enough stack for 1000-level variants, and with
+/// a panic from a dependency turned into an error naming `func`.
+pub fn guard<T>(func: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let caught = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+    });
+    match caught {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(exec_datafusion_err!("{func}: {PANIC_MESSAGE}: {msg}"))
+        }
+    }
+}
+
+/// The error of the `variant_get` kernel as `func` reports it: data errors name
+/// the function, Arrow errors stay Arrow errors.
+pub fn get_error(func: &str, e: GetError) -> DataFusionError {
+    match e {
+        GetError::Arrow(e) => DataFusionError::from(e),
+        e => exec_datafusion_err!("{func}: {e}"),
+    }
+}
+
+/// The DataFusion error for an error of [`crate::shredding`]: a schema error is a
+/// planning error, a data error an execution error, with the same message.
+pub fn shredding_error(e: ArrowError) -> DataFusionError {
+    match e {
+        ArrowError::InvalidArgumentError(msg) => plan_datafusion_err!("{msg}"),
+        ArrowError::ComputeError(msg) => exec_datafusion_err!("{msg}"),
+        e => DataFusionError::from(e),
+    }
+}

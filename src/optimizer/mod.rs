@@ -1,0 +1,59 @@
+//! Every rule of this crate that rewrites or checks plans, in the one order that
+//! [`crate::with_variant`] installs.
+//!
+//! Where is `variant_get` rewritten? In this order:
+//! 1. [`crate::sql::VariantCastRewrite`] (analyzer): `CAST(v AS INT)` and
+//!    `CAST(v:a AS INT)` become `variant_get(v, '$.a', 'int')`.
+//! 2. [`VariantGetSplit`] (analyzer): `variant_get(v, '$.a', 'int')` becomes
+//!    `variant_get(variant_get(v, '$.a'), '$', 'int')`, whose inner call cannot
+//!    fail and may therefore move.
+//! 3. DataFusion's own optimizer moves calls that cannot fail towards the scan
+//!    (`VariantGetFunc::placement`), into the Parquet scan's projection.
+//! 4. [`VariantGetPushdown`] (physical): gives the scan our per-file adapter and
+//!    wraps it in a [`crate::parquet::VariantScanExec`] with the filter's
+//!    extraction predicates.
+//! 5. Per file at run time: [`crate::parquet::shredded_get`] reads the path's
+//!    shredded leaves, and the scan node prunes row groups and pages.
+
+mod variant_get_pushdown;
+mod variant_get_split;
+mod write;
+
+use std::sync::Arc;
+
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::optimizer::analyzer::Analyzer;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+
+pub use variant_get_pushdown::VariantGetPushdown;
+pub use variant_get_split::VariantGetSplit;
+pub use write::VariantWriteRule;
+
+/// The analyzer rules, ours first and then DataFusion's defaults:
+/// 1. [`crate::sql::VariantCastRewrite`] first: DataFusion's type coercion cannot
+///    cast a struct to a scalar, so casts to and from VARIANT must be functions
+///    before it runs;
+/// 2. [`VariantGetSplit`] next, so that it also sees the `variant_get` calls the
+///    cast rewrite made;
+/// 3. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
+///    grouping or comparing VARIANT values is refused with our error instead of a
+///    coercion error about structs;
+/// 4. DataFusion's default analyzer rules.
+pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
+    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(crate::sql::VariantCastRewrite),
+        Arc::new(VariantGetSplit),
+        Arc::new(crate::sql::VariantOperationCheck),
+    ];
+    rules.extend(Analyzer::new().rules);
+    rules
+}
+
+/// The physical optimizer rules, appended after DataFusion's defaults (which
+/// must have placed projections, filters and repartitions first):
+/// 1. [`VariantWriteRule`]: swaps Parquet sinks with VARIANT columns for ours;
+/// 2. [`VariantGetPushdown`] last, so that it sees the final shape of every
+///    scan and of the filters above it.
+pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    vec![Arc::new(VariantWriteRule), Arc::new(VariantGetPushdown)]
+}

@@ -1,0 +1,170 @@
+//! `VariantGetPushdown`: the physical rule that makes Parquet scans read VARIANT
+//! columns per file, and extractions from shredded leaves.
+//!
+//! Every Parquet scan over a VARIANT column gets our per-file expression adapter
+//! ([`crate::parquet::VariantExprAdapterFactory`]), which reassembles each file's
+//! layout into the table's unshredded type and answers path extractions in the
+//! scan's projection from the file's `typed_value` leaves. With `variant.pushdown`
+//! on (the default), a scan whose projection holds extractions is wrapped in a
+//! [`VariantScanExec`], and the extraction conjuncts of a filter above it (through
+//! repartitions and batch coalescing) are handed to that node for row-group, page
+//! and file pruning.
+//!
+//! ```text
+//! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
+//!   DataSourceExec: projection=[variant_get(v@0, '$.a', 'bigint')], file_type=parquet
+//! =>
+//! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
+//!   VariantScanExec: extractions=[v.$.a as bigint], predicates=[.. > 5]
+//!     DataSourceExec: projection=[...], file_type=parquet   (adapter: VariantExprAdapterFactory)
+//! ```
+//!
+//! The rule does not fire on scans without VARIANT columns, on non-Parquet scans,
+//! and (for the wrapping) when no extraction with literal arguments reached the
+//! projection: a non-literal path, or a `variant_get` with a type, which the
+//! analyzer first splits ([`super::variant_get_split`]). Whether a given file can
+//! answer an extraction from its leaves (a path through an array, an unshredded
+//! file, a float leaf, an inexact conversion) is decided per file at run time,
+//! and falls back to reading the whole value.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use datafusion::common::Result;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
+use datafusion::physical_plan::filter::FilterExec;
+
+use crate::array::is_variant_type;
+use crate::parquet::shredded_get::Extraction;
+use crate::parquet::{
+    ScanExtractions, VariantExprAdapterFactory, VariantScanExec, extractions_in, filter_predicates,
+    pushdown_enabled, scan_config,
+};
+
+/// Gives every Parquet scan over VARIANT columns a [`VariantExprAdapterFactory`]
+/// and, with `variant.pushdown` on, wraps scans that extract paths in a
+/// [`VariantScanExec`] that prunes on the filter's extraction predicates.
+#[derive(Debug, Default)]
+pub struct VariantGetPushdown;
+
+impl PhysicalOptimizerRule for VariantGetPushdown {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let pushdown = pushdown_enabled(config);
+        plan.transform_up(|node| {
+            if let Some(scan) = install_adapter(&node, pushdown)? {
+                return Ok(Transformed::yes(scan));
+            }
+            if pushdown
+                && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
+                && let Some(input) = push_filter(filter)?
+            {
+                return Ok(Transformed::yes(replace_children_if_necessary(
+                    node,
+                    vec![input],
+                )?));
+            }
+            Ok(Transformed::no(node))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "VariantGetPushdown"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// A Parquet scan over VARIANT columns with our adapter, wrapped in a
+/// `VariantScanExec` when it projects extractions.
+fn install_adapter(
+    node: &Arc<dyn ExecutionPlan>,
+    pushdown: bool,
+) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let Some(config) = scan_config(node) else {
+        return Ok(None);
+    };
+    let has_variant = config
+        .file_schema()
+        .fields()
+        .iter()
+        .any(|f| is_variant_type(f.data_type()));
+    if !has_variant {
+        return Ok(None);
+    }
+    let base = config.expr_adapter_factory.clone();
+    let factory = VariantExprAdapterFactory::new(base.clone()).with_pushdown(pushdown);
+    let new_config = FileScanConfigBuilder::from(config.clone())
+        .with_expr_adapter(Some(Arc::new(factory)))
+        .build();
+    let projected: Vec<Extraction> = new_config
+        .file_source()
+        .projection()
+        .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
+        .unwrap_or_default();
+    let exec = DataSourceExec::from_data_source(new_config.clone()) as Arc<dyn ExecutionPlan>;
+    if !pushdown || projected.is_empty() {
+        return Ok(Some(exec));
+    }
+    let extractions = ScanExtractions {
+        projected,
+        predicates: Vec::new(),
+    };
+    Ok(Some(Arc::new(VariantScanExec::new(
+        exec,
+        new_config,
+        extractions,
+        base,
+    ))))
+}
+
+/// Operators between a filter and its scan that keep rows and columns as they are.
+fn is_transparent(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    matches!(
+        plan.name(),
+        "RepartitionExec" | "CoalesceBatchesExec" | "CooperativeExec"
+    ) && plan.children().len() == 1
+}
+
+/// The filter's input with its `VariantScanExec` (below transparent operators)
+/// pruning on the filter's extraction conjuncts; `None` when there is nothing to
+/// push.
+fn push_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    fn rebuild(
+        node: &Arc<dyn ExecutionPlan>,
+        predicate: &Arc<dyn PhysicalExpr>,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        if let Some(scan) = (node.as_ref() as &dyn Any).downcast_ref::<VariantScanExec>() {
+            let predicates = filter_predicates(predicate, scan.config());
+            if predicates.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(Arc::new(scan.with_predicates(predicates)?)));
+        }
+        if is_transparent(node) {
+            let child = node.children()[0];
+            return match rebuild(child, predicate)? {
+                Some(c) => Ok(Some(replace_children_if_necessary(
+                    Arc::clone(node),
+                    vec![c],
+                )?)),
+                None => Ok(None),
+            };
+        }
+        Ok(None)
+    }
+    rebuild(filter.input(), filter.predicate())
+}

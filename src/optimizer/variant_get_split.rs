@@ -1,0 +1,106 @@
+//! `VariantGetSplit`: the analyzer rule that splits a typed `variant_get` into
+//! an extraction that cannot fail and a conversion that can.
+//!
+//! ```text
+//! Filter: variant_get(v, '$.a', 'int') > 5        Filter: variant_get(variant_get(v, '$.a'), '$', 'int') > 5
+//!   TableScan: t                            =>       TableScan: t
+//! ```
+//!
+//! The inner call cannot fail, so DataFusion's `ExpressionPlacement` may move it
+//! into the scan's projection, where the Parquet reader answers it from the path's
+//! shredded leaves ([`super::variant_get_pushdown`]); the conversion, which can
+//! fail, stays where the query put it, after the filters, so that it errors only
+//! on rows that reach it. A conversion to STRING or VARIANT cannot fail: such a
+//! call becomes `try_variant_get`, which moves as it is.
+//!
+//! It does not fire on `try_variant_get`, on calls without a type, on a first
+//! argument that is not a column, on a non-literal path or type, or on the path
+//! `$` (which is already a plain conversion).
+//!
+//! It runs after [`crate::sql::VariantCastRewrite`] (which turns `CAST(v:a AS
+//! INT)` into `variant_get(v, '$.a', 'int')`) and before DataFusion's type
+//! coercion.
+
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Result, ScalarValue};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{Expr, LogicalPlan, lit};
+use datafusion::optimizer::AnalyzerRule;
+
+use crate::udf::{VariantGetFunc, try_variant_get_udf, variant_get_udf};
+use crate::variant::types::SparkType;
+
+/// The analyzer rule described in the module docs.
+#[derive(Debug, Default)]
+pub struct VariantGetSplit;
+
+impl AnalyzerRule for VariantGetSplit {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let preserver = NamePreserver::new(&node);
+            let result = node.map_expressions(|expr| {
+                let saved = preserver.save(&expr);
+                let rewritten = expr.transform_up(split_extraction)?;
+                Ok(rewritten.update_data(|e| saved.restore(e)))
+            })?;
+            if result.transformed {
+                result.map_data(|p| p.recompute_schema())
+            } else {
+                Ok(result)
+            }
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "variant_get_split"
+    }
+}
+
+/// `variant_get(col, p, t)` => `variant_get(variant_get(col, p), '$', t)`.
+///
+/// The inner call cannot fail, so DataFusion may move it into the scan (where a
+/// shredded file answers it from the path's leaves); the conversion, which can
+/// fail, stays where the query put it, after the filters. Only calls on a column
+/// with a literal path other than `$` and a literal type are split; a conversion
+/// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead.
+pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
+    let Expr::ScalarFunction(f) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let is_variant_get = f
+        .func
+        .inner()
+        .downcast_ref::<VariantGetFunc>()
+        .is_some_and(|g| !g.is_safe());
+    if !is_variant_get
+        || f.args.len() != 3
+        || !matches!(f.args[0], Expr::Column(_))
+        || !matches!(f.args[2], Expr::Literal(..))
+    {
+        return Ok(Transformed::no(expr));
+    }
+    match &f.args[1] {
+        Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
+            if p.trim() != "$" => {}
+        _ => return Ok(Transformed::no(expr)),
+    }
+    // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,
+    // which moves as it is.
+    if let Expr::Literal(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)), _) =
+        &f.args[2]
+        && matches!(
+            SparkType::parse(t),
+            Ok(SparkType::String | SparkType::Variant)
+        )
+    {
+        return Ok(Transformed::yes(try_variant_get_udf().call(f.args.clone())));
+    }
+    let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
+    Ok(Transformed::yes(variant_get_udf().call(vec![
+        inner,
+        lit("$"),
+        f.args[2].clone(),
+    ])))
+}

@@ -1,0 +1,423 @@
+//! [`VariantScanExec`]: the scan node of the shredded pushdown. It wraps a
+//! Parquet scan whose projection holds extractions (DataFusion moves
+//! `variant_get` calls with literal arguments into the scan, see
+//! `VariantGetFunc::placement` and [`crate::optimizer`]) and, per file, before the
+//! scan opens it:
+//!
+//! 1. skips the file on the per-path bounds of a table log (Delta `add.stats`);
+//! 2. reads the footer and page index (through DataFusion's metadata cache, so
+//!    the scan does not read them again);
+//! 3. plans row-group and page pruning on the statistics of the paths' leaves
+//!    ([`super::pruning`]) and hands the surviving row groups and row ranges to the
+//!    scan as a `ParquetAccessPlan`;
+//! 4. tells the scan's expression adapter which residuals are all null in the row
+//!    groups it reads, so those extractions read only the typed leaf.
+//!
+//! Pruning is an optimization: a file whose statistics cannot be read is read
+//! whole, and counted in the `pruning_errors` metric (which the tests require to
+//! stay 0).
+
+use std::any::Any;
+use std::fmt::{self, Formatter};
+use std::sync::Arc;
+
+use datafusion::common::Result;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+
+use super::footer::check_parquet_footer;
+use super::pruning::{FilePlan, FilePlanner};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
+};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::{conjunction, split_conjunction};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use futures::{StreamExt, TryStreamExt};
+use parquet::file::metadata::PageIndexPolicy;
+
+use super::adapter::VariantExprAdapterFactory;
+use super::bounds::PathBounds;
+use super::shredded_get::{Extraction, ValueFreeNodes};
+
+/// The extractions of a scan: the projected ones and those in the filter above.
+#[derive(Debug, Clone, Default)]
+pub struct ScanExtractions {
+    /// Extractions the scan produces (its projection).
+    pub projected: Vec<Extraction>,
+    /// The filter's conjuncts that involve an extraction, over the scan's file
+    /// (table) schema.
+    pub predicates: Vec<Arc<dyn PhysicalExpr>>,
+}
+
+/// Counters shown by `EXPLAIN ANALYZE`.
+#[derive(Debug, Clone)]
+pub(super) struct ScanMetrics {
+    pub(super) files: Count,
+    pub(super) files_pruned: Count,
+    pub(super) extractions_pushed: Count,
+    pub(super) extractions_fallback: Count,
+    pub(super) residuals_skipped: Count,
+    pub(super) row_groups_pruned: Count,
+    pub(super) row_groups_matched: Count,
+    pub(super) pages_pruned: Count,
+    pub(super) pages_matched: Count,
+    pub(super) rows_pruned_by_pages: Count,
+    pub(super) pruning_errors: Count,
+}
+
+impl ScanMetrics {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
+        Self {
+            files: c("file_scans"),
+            files_pruned: c("files_pruned"),
+            extractions_pushed: c("extractions_pushed"),
+            extractions_fallback: c("extractions_fallback"),
+            residuals_skipped: c("residuals_skipped"),
+            row_groups_pruned: c("row_groups_pruned"),
+            row_groups_matched: c("row_groups_matched"),
+            pages_pruned: c("pages_pruned"),
+            pages_matched: c("pages_matched"),
+            rows_pruned_by_pages: c("rows_pruned_by_pages"),
+            pruning_errors: c("pruning_errors"),
+        }
+    }
+}
+
+/// Wraps a Parquet `DataSourceExec` (see the module docs).
+#[derive(Debug)]
+pub struct VariantScanExec {
+    input: Arc<dyn ExecutionPlan>,
+    config: FileScanConfig,
+    extractions: ScanExtractions,
+    /// The scan's own expression adapter, under ours.
+    base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl VariantScanExec {
+    /// Wraps `input`, a `DataSourceExec` over `config`; `base_adapter` is the
+    /// scan's expression adapter factory before ours was installed.
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        config: FileScanConfig,
+        extractions: ScanExtractions,
+        base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    ) -> Self {
+        Self {
+            input,
+            config,
+            extractions,
+            base_adapter,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// The extractions this scan pushes and prunes on.
+    pub fn extractions(&self) -> &ScanExtractions {
+        &self.extractions
+    }
+
+    /// The wrapped scan's configuration.
+    pub fn config(&self) -> &FileScanConfig {
+        &self.config
+    }
+
+    /// The same scan with more filter predicates to prune on. When the Parquet
+    /// scan evaluates filters while decoding (`pushdown_filters`, as the table
+    /// was created with), it gets them too (late materialization).
+    pub fn with_predicates(&self, predicates: Vec<Arc<dyn PhysicalExpr>>) -> Result<Self> {
+        let mut extractions = self.extractions.clone();
+        let mut added = Vec::new();
+        for p in predicates {
+            if !extractions
+                .predicates
+                .iter()
+                .any(|q| q.as_ref() == p.as_ref())
+            {
+                extractions.predicates.push(Arc::clone(&p));
+                added.push(p);
+            }
+        }
+        let (input, config) = match self.config.file_source().downcast_ref::<ParquetSource>() {
+            Some(source)
+                if source.table_parquet_options().global.pushdown_filters && !added.is_empty() =>
+            {
+                let combined = conjunction(source.filter().into_iter().chain(added));
+                let config = FileScanConfigBuilder::from(self.config.clone())
+                    .with_source(Arc::new(source.with_predicate(combined)))
+                    .build();
+                (
+                    DataSourceExec::from_data_source(config.clone()) as Arc<dyn ExecutionPlan>,
+                    config,
+                )
+            }
+            _ => (Arc::clone(&self.input), self.config.clone()),
+        };
+        Ok(Self::new(
+            input,
+            config,
+            extractions,
+            self.base_adapter.clone(),
+        ))
+    }
+
+    /// Every distinct extraction, projected or filtered on.
+    fn all_extractions(&self) -> Vec<Extraction> {
+        let mut out: Vec<Extraction> = Vec::new();
+        let mut add = |e: Extraction| {
+            if !out.iter().any(|o| o.describe() == e.describe()) {
+                out.push(e);
+            }
+        };
+        for e in &self.extractions.projected {
+            add(e.clone());
+        }
+        for p in &self.extractions.predicates {
+            for e in extractions_in(p) {
+                add(e);
+            }
+        }
+        out
+    }
+}
+
+/// The extractions inside an expression.
+pub fn extractions_in(expr: &Arc<dyn PhysicalExpr>) -> Vec<Extraction> {
+    let mut out = Vec::new();
+    let _ = expr.apply(|e| {
+        if let Some(x) = Extraction::of(e.as_ref()) {
+            out.push(x);
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    out
+}
+
+impl DisplayAs for VariantScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "VariantScanExec: ")?;
+        let pushed: Vec<String> = self
+            .extractions
+            .projected
+            .iter()
+            .map(Extraction::describe)
+            .collect();
+        write!(f, "extractions=[{}]", pushed.join(", "))?;
+        if !self.extractions.predicates.is_empty() {
+            let preds: Vec<String> = self
+                .extractions
+                .predicates
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            write!(f, ", pruning_predicate=[{}]", preds.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for VariantScanExec {
+    fn name(&self) -> &str {
+        "VariantScanExec"
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        // The pruning predicates are over the file schema, not over this node's
+        // input: they are not expressions of the plan.
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = children.pop().ok_or_else(|| {
+            datafusion::common::internal_datafusion_err!("VariantScanExec needs its scan")
+        })?;
+        // A rebuilt child is a new scan: take its configuration.
+        let Some(config) = scan_config(&input).cloned() else {
+            return Ok(input);
+        };
+        Ok(Arc::new(Self {
+            input,
+            config,
+            extractions: self.extractions.clone(),
+            base_adapter: self.base_adapter.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let files = self
+            .config
+            .file_groups
+            .get(partition)
+            .map(|g| g.files().to_vec())
+            .unwrap_or_default();
+        let store = context
+            .runtime_env()
+            .object_store(&self.config.object_store_url)?;
+        let cache = context
+            .runtime_env()
+            .cache_manager
+            .get_file_metadata_cache();
+        let metrics = ScanMetrics::new(&self.metrics, partition);
+        let planner = Arc::new(FilePlanner::new(
+            self.all_extractions(),
+            &self.extractions.predicates,
+            self.config.file_schema(),
+        ));
+        let config = self.config.clone();
+        let base_adapter = self.base_adapter.clone();
+        let limit = config.limit;
+        let schema = self.schema();
+        let file_schema_out = Arc::clone(&schema);
+        let stream = futures::stream::iter(files)
+            .then(move |file| {
+                let store = Arc::clone(&store);
+                let cache = Arc::clone(&cache);
+                let planner = Arc::clone(&planner);
+                let config = config.clone();
+                let context = Arc::clone(&context);
+                let metrics = metrics.clone();
+                let base_adapter = base_adapter.clone();
+                let schema = Arc::clone(&file_schema_out);
+                async move {
+                    // Bounds from the table's log: skip the file, footer unread.
+                    if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>()
+                        && !planner.keep_file(bounds)
+                    {
+                        metrics.files_pruned.add(1);
+                        return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                            schema,
+                            futures::stream::empty(),
+                        )) as SendableRecordBatchStream);
+                    }
+                    if !super::footer::cached(Some(&cache), &file.object_meta) {
+                        check_parquet_footer(store.as_ref(), &file.object_meta).await?;
+                    }
+                    let metadata = DFParquetMetadata::new(store.as_ref(), &file.object_meta)
+                        .with_file_metadata_cache(Some(cache))
+                        .with_metadata_size_hint(file.metadata_size_hint)
+                        .with_page_index_policy(Some(PageIndexPolicy::Optional))
+                        .fetch_metadata()
+                        .await?;
+                    // Pruning is an optimization: statistics it cannot read (or a
+                    // panic in a reader of odd statistics) leave the file whole,
+                    // and the scan itself reports a file it cannot read.
+                    let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        planner.plan(&metadata, &file, &metrics)
+                    }))
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| {
+                        metrics.pruning_errors.add(1);
+                        FilePlan {
+                            access: None,
+                            value_free: ValueFreeNodes::new(),
+                        }
+                    });
+                    let mut file = file;
+                    if let Some(access) = plan.access {
+                        file.extensions.insert(access);
+                    }
+                    let factory = VariantExprAdapterFactory::new(base_adapter)
+                        .with_value_free_nodes(Arc::new(plan.value_free));
+                    let single = FileScanConfigBuilder::from(config)
+                        .with_file_groups(vec![FileGroup::new(vec![file])])
+                        .with_expr_adapter(Some(Arc::new(factory)))
+                        .build();
+                    DataSourceExec::from_data_source(single).execute(0, context)
+                }
+            })
+            .try_flatten();
+        let stream = match limit {
+            None => stream.boxed(),
+            Some(limit) => {
+                let mut remaining = limit;
+                stream
+                    .try_filter_map(move |batch| {
+                        let take = remaining.min(batch.num_rows());
+                        remaining -= take;
+                        futures::future::ready(Ok((take > 0).then(|| batch.slice(0, take))))
+                    })
+                    .boxed()
+            }
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// The `FileScanConfig` of a Parquet `DataSourceExec`.
+pub fn scan_config(plan: &Arc<dyn ExecutionPlan>) -> Option<&FileScanConfig> {
+    let exec = (plan.as_ref() as &dyn Any).downcast_ref::<DataSourceExec>()?;
+    let config = (exec.data_source().as_ref() as &dyn Any).downcast_ref::<FileScanConfig>()?;
+    (config.file_source().as_ref() as &dyn Any)
+        .downcast_ref::<ParquetSource>()
+        .map(|_| config)
+}
+
+/// Finds the extraction conjuncts of a filter over a scan's output, rewritten over
+/// the scan's file schema.
+pub fn filter_predicates(
+    predicate: &Arc<dyn PhysicalExpr>,
+    config: &FileScanConfig,
+) -> Vec<Arc<dyn PhysicalExpr>> {
+    let projection = config.file_source().projection();
+    split_conjunction(predicate)
+        .into_iter()
+        .filter_map(|conjunct| {
+            let unprojected = match projection {
+                Some(p) => p.unproject_expr(conjunct).ok()?,
+                None => Arc::clone(conjunct),
+            };
+            (!extractions_in(&unprojected).is_empty()).then_some(unprojected)
+        })
+        .collect()
+}
+
+/// Whether the options turn the pushdown on (`variant.pushdown`, default true).
+pub fn pushdown_enabled(config: &ConfigOptions) -> bool {
+    config
+        .extensions
+        .get::<crate::config::VariantOptions>()
+        .is_none_or(|o| o.pushdown)
+}
