@@ -104,3 +104,69 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
         f.args[2].clone(),
     ])))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::logical_expr::col;
+
+    fn split(expr: Expr) -> (bool, String) {
+        let t = split_extraction(expr).unwrap();
+        (t.transformed, t.data.to_string())
+    }
+
+    fn get(args: Vec<Expr>) -> Expr {
+        variant_get_udf().call(args)
+    }
+
+    #[test]
+    fn splits_a_typed_extraction_on_a_column() {
+        assert_eq!(
+            split(get(vec![col("v"), lit("$.a"), lit("int")])),
+            (
+                true,
+                "variant_get(variant_get(v, Utf8(\"$.a\")), Utf8(\"$\"), Utf8(\"int\"))".into()
+            )
+        );
+    }
+
+    #[test]
+    fn conversions_that_cannot_fail_become_try() {
+        for t in ["string", "variant"] {
+            let (fired, text) = split(get(vec![col("v"), lit("$.a"), lit(t)]));
+            assert!(fired);
+            assert_eq!(
+                text,
+                format!("try_variant_get(v, Utf8(\"$.a\"), Utf8(\"{t}\"))")
+            );
+        }
+    }
+
+    #[test]
+    fn does_not_fire() {
+        let cases = [
+            // No type: already cannot fail.
+            get(vec![col("v"), lit("$.a")]),
+            // The path `$`: a plain conversion.
+            get(vec![col("v"), lit("$"), lit("int")]),
+            get(vec![col("v"), lit(" $ "), lit("int")]),
+            // A non-literal path or type.
+            get(vec![col("v"), col("p"), lit("int")]),
+            get(vec![col("v"), lit("$.a"), col("t")]),
+            // Not on a column.
+            get(vec![
+                get(vec![col("v"), lit("$.a")]),
+                lit("$.b"),
+                lit("int"),
+            ]),
+            // try_variant_get cannot fail.
+            try_variant_get_udf().call(vec![col("v"), lit("$.a"), lit("int")]),
+        ];
+        for expr in cases {
+            let before = expr.to_string();
+            let (fired, after) = split(expr);
+            assert!(!fired, "{before}");
+            assert_eq!(after, before);
+        }
+    }
+}

@@ -469,3 +469,93 @@ impl PhysicalExpr for ShreddedGet {
         write!(f, "{self}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shredding::shred;
+    use crate::variant::path::parse_path;
+    use arrow::datatypes::DataType::*;
+
+    /// The physical type of a column shredded as `typed` (a typed shape).
+    fn shredded(typed: &DataType) -> DataType {
+        let column = crate::array::VariantColumnBuilder::new(0).finish();
+        shred(&(Arc::new(column) as ArrayRef), typed)
+            .unwrap()
+            .data_type()
+            .clone()
+    }
+
+    fn object(fields: Vec<(&str, DataType)>) -> DataType {
+        Struct(Fields::from(
+            fields
+                .into_iter()
+                .map(|(n, t)| Field::new(n, t, true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    fn resolve(column: &DataType, path: &str) -> Option<ShreddedNode> {
+        resolve_path(column, &parse_path(path).unwrap())
+    }
+
+    #[test]
+    fn resolve_path_finds_shredded_leaves() {
+        let t = shredded(&object(vec![
+            ("a", Int64),
+            ("b", object(vec![("c", Utf8)])),
+        ]));
+        let a = resolve(&t, "$.a").unwrap();
+        assert_eq!(a.node, ["typed_value", "a"]);
+        assert_eq!(a.typed, Some(Int64));
+        assert!(a.value);
+        assert_eq!(a.typed_path(), ["typed_value", "a", "typed_value"]);
+        let c = resolve(&t, "$.b.c").unwrap();
+        assert_eq!(c.node, ["typed_value", "b", "typed_value", "c"]);
+        assert_eq!(c.typed, Some(Utf8View));
+    }
+
+    #[test]
+    fn resolve_path_does_not_fire_where_the_leaves_cannot_answer() {
+        let t = shredded(&object(vec![
+            ("a", Int64),
+            ("b", object(vec![("c", Utf8)])),
+            ("l", List(Arc::new(Field::new("element", Int64, true)))),
+        ]));
+        // `$` (a Variant null is not a missing field), an array step, a path
+        // that is not shredded, a path ending at an object or a list.
+        for path in ["$", "$.l[0]", "$.a[0]", "$.x", "$.b.x", "$.b", "$.l"] {
+            assert_eq!(resolve(&t, path), None, "{path}");
+        }
+        // An unshredded column, and a column that is not a variant.
+        let unshredded = crate::array::variant_data_type();
+        assert_eq!(resolve(&unshredded, "$.a"), None);
+        assert_eq!(resolve(&Int64, "$.a"), None);
+    }
+
+    #[test]
+    fn exact_widening_only_for_conversions_that_cannot_fail_or_reorder() {
+        for (from, to) in [
+            (Int8, Int64),
+            (Int32, Int64),
+            (Float32, Float64),
+            (Utf8View, Utf8),
+            (BinaryView, Binary),
+            (Decimal128(9, 2), Decimal128(18, 2)),
+            (Int64, Int64),
+        ] {
+            assert!(exact_widening(&from, &to), "{from} -> {to}");
+        }
+        for (from, to) in [
+            (Int64, Int32),
+            (Int64, Float64),
+            (Float64, Float32),
+            (Utf8, Int64),
+            (Decimal128(9, 2), Decimal128(18, 3)),
+            (Decimal128(18, 2), Decimal128(9, 2)),
+            (Int64, Utf8),
+        ] {
+            assert!(!exact_widening(&from, &to), "{from} -> {to}");
+        }
+    }
+}

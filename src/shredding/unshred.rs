@@ -667,7 +667,7 @@ fn write_object<'s, 'a: 's>(
         }
     }
     if let Some(v) = value {
-        let basic = v.first().map(|h| h & 0x03);
+        let basic = v.first().map(|h| encoding::basic_type(*h));
         if basic != Some(2) {
             return Err(Fail::new(format!(
                 "typed_value is an object but value is not an object (it is {})",
@@ -748,7 +748,7 @@ fn describe(v: &[u8]) -> &'static str {
     match v.first() {
         None => "empty",
         Some(0x00) => "a Variant null",
-        Some(h) => match h & 0x03 {
+        Some(h) => match encoding::basic_type(*h) {
             0 => "a primitive",
             1 => "a string",
             2 => "an object",

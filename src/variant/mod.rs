@@ -1,6 +1,6 @@
 //! Spark semantics over arrow-rs `parquet-variant` values, on top of the byte
 //! encoding ([`encoding`]). Nothing in this module depends on DataFusion, nor on
-//! the Arrow kernels of [`crate::array`].
+//! the Arrow kernels (`array/`), which build on it.
 
 pub mod cast;
 pub mod datetime;

@@ -42,7 +42,7 @@ fn bad(reason: impl Into<String>) -> MalformedVariant {
 
 type R<T> = Result<T, MalformedVariant>;
 
-fn read_uint(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
+fn read_field(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
     encoding::read_uint(bytes, pos, width).ok_or_else(|| {
         bad(format!(
             "{what} at byte {pos} is past the end ({} bytes)",
@@ -76,7 +76,7 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
         )));
     }
     let width = ((header >> 6) & 0x03) as usize + 1;
-    let size = read_uint(metadata, 1, width, "dictionary size")?;
+    let size = read_field(metadata, 1, width, "dictionary size")?;
     let offsets_start = 1 + width;
     let bytes_start = size
         .checked_add(1)
@@ -90,12 +90,12 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
         })?;
     let data = &metadata[bytes_start..];
     strings.reserve(size);
-    let mut prev = read_uint(metadata, offsets_start, width, "metadata offset")?;
+    let mut prev = read_field(metadata, offsets_start, width, "metadata offset")?;
     if prev != 0 {
         return Err(bad("first metadata offset is not 0"));
     }
     for i in 0..size {
-        let next = read_uint(
+        let next = read_field(
             metadata,
             offsets_start + (i + 1) * width,
             width,
@@ -127,11 +127,11 @@ fn check_decimal(value: &[u8], pos: usize, width: usize) -> R<()> {
     let (max_precision, unscaled) = match width {
         4 => (
             9u8,
-            i128::from(read_uint(value, pos + 2, 4, "decimal")? as u32 as i32),
+            i128::from(read_field(value, pos + 2, 4, "decimal")? as u32 as i32),
         ),
         8 => (
             18,
-            i128::from(read_uint(value, pos + 2, 8, "decimal")? as u64 as i64),
+            i128::from(read_field(value, pos + 2, 8, "decimal")? as u64 as i64),
         ),
         _ => {
             let mut b = [0u8; 16];
@@ -160,7 +160,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
     let header = *value
         .get(pos)
         .ok_or_else(|| bad(format!("value ends at byte {pos}, expected a header")))?;
-    let basic = header & 0x03;
+    let basic = encoding::basic_type(header);
     let hdr = (header >> 2) as usize;
     let need = |len: usize| -> R<usize> {
         let total = len + 1;
@@ -180,7 +180,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 if !encoding::is_length_prefixed(type_id) {
                     return Err(bad(format!("unknown primitive type {hdr} at byte {pos}")));
                 }
-                let len = read_uint(value, pos + 1, 4, "string length")?;
+                let len = read_field(value, pos + 1, 4, "string length")?;
                 let n = need(
                     4usize
                         .checked_add(len)
@@ -194,7 +194,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             let n = need(size)?;
             match hdr {
                 17 => {
-                    let micros = read_uint(value, pos + 1, 8, "time")?;
+                    let micros = read_field(value, pos + 1, 8, "time")?;
                     if micros >= 86_400_000_000 {
                         return Err(bad(format!(
                             "time of {micros} microseconds is out of range"
@@ -202,7 +202,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                     }
                 }
                 12 | 13 => {
-                    let micros = read_uint(value, pos + 1, 8, "timestamp")? as u64 as i64;
+                    let micros = read_field(value, pos + 1, 8, "timestamp")? as u64 as i64;
                     if chrono::DateTime::from_timestamp_micros(micros).is_none() {
                         return Err(bad(format!(
                             "timestamp of {micros} microseconds is out of range"
@@ -211,7 +211,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 }
                 8..=10 => check_decimal(value, pos, size - 1)?,
                 11 => {
-                    let days = read_uint(value, pos + 1, 4, "date")? as u32 as i32;
+                    let days = read_field(value, pos + 1, 4, "date")? as u32 as i32;
                     if chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
                         .is_none()
                         || days.checked_add(719_163).is_none()
@@ -237,7 +237,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             let (n, id_w, off_w) = (c.n, c.id_w, c.off_w);
             let (ids_start, offs_start, data_start) =
                 (pos + c.ids_start, pos + c.offs_start, pos + c.data_start);
-            let data_len = read_uint(value, offs_start + n * off_w, off_w, "object end offset")?;
+            let data_len = read_field(value, offs_start + n * off_w, off_w, "object end offset")?;
             if n == 0 && data_len != 0 {
                 return Err(bad(format!("empty object at byte {pos} has data")));
             }
@@ -251,7 +251,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             let mut prev_name: Option<&str> = None;
             let mut in_byte_order = true;
             for i in 0..n {
-                let id = read_uint(value, ids_start + i * id_w, id_w, "field id")?;
+                let id = read_field(value, ids_start + i * id_w, id_w, "field id")?;
                 let name = *dict
                     .get(id)
                     .ok_or_else(|| bad(format!("field id {id} is not in the dictionary")))?;
@@ -267,7 +267,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                     }
                 }
                 prev_name = Some(name);
-                let off = read_uint(value, offs_start + i * off_w, off_w, "field offset")?;
+                let off = read_field(value, offs_start + i * off_w, off_w, "field offset")?;
                 if off >= data_len {
                     return Err(bad(format!("field offset {off} out of range")));
                 }
@@ -279,7 +279,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
             if !in_byte_order {
                 let mut seen: HashSet<&str> = HashSet::with_capacity(n);
                 for i in 0..n {
-                    let id = read_uint(value, ids_start + i * id_w, id_w, "field id")?;
+                    let id = read_field(value, ids_start + i * id_w, id_w, "field id")?;
                     if !seen.insert(dict[id]) {
                         return Err(bad(format!("duplicate field name \"{}\"", dict[id])));
                     }
@@ -293,7 +293,7 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 .ok_or_else(|| bad(format!("array at byte {pos} does not fit")))?;
             let (n, off_w, offs_start, data_start) =
                 (c.n, c.off_w, pos + c.offs_start, pos + c.data_start);
-            let data_len = read_uint(value, offs_start + n * off_w, off_w, "array end offset")?;
+            let data_len = read_field(value, offs_start + n * off_w, off_w, "array end offset")?;
             if n == 0 && data_len != 0 {
                 return Err(bad(format!("empty array at byte {pos} has data")));
             }
@@ -303,8 +303,9 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 .ok_or_else(|| bad(format!("array at byte {pos} runs past the end")))?;
             let mut prev = 0;
             for i in 0..n {
-                let off = read_uint(value, offs_start + i * off_w, off_w, "element offset")?;
-                let next = read_uint(value, offs_start + (i + 1) * off_w, off_w, "element offset")?;
+                let off = read_field(value, offs_start + i * off_w, off_w, "element offset")?;
+                let next =
+                    read_field(value, offs_start + (i + 1) * off_w, off_w, "element offset")?;
                 if off != prev || next < off || next > data_len {
                     return Err(bad(format!("array element {i} offsets out of order")));
                 }

@@ -9,10 +9,12 @@
 //! table. The pushdown must also have pruned something and pushed something.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use arrow::util::pretty::pretty_format_batches;
 use datafusion::error::Result;
+use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::SessionContext;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -171,10 +173,36 @@ fn query(rng: &mut StdRng, table: &str) -> String {
     )
 }
 
+/// The `pruning_errors` of every `VariantScanExec` in an executed plan: a file
+/// whose statistics could not be read (pruning then reads it whole, so a
+/// regression there would otherwise only cost speed).
+fn pruning_errors(plan: &Arc<dyn ExecutionPlan>) -> usize {
+    let own = if plan.name() == "VariantScanExec" {
+        plan.metrics()
+            .and_then(|m| m.sum_by_name("pruning_errors"))
+            .map_or(0, |v| v.as_usize())
+    } else {
+        0
+    };
+    own + plan
+        .children()
+        .into_iter()
+        .map(pruning_errors)
+        .sum::<usize>()
+}
+
 /// The result's values, a line per row (no header: column names name the table).
+/// A pruning error is an error of the query here.
 async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, String> {
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    let batches = df.collect().await.map_err(|e| e.to_string())?;
+    let plan = df.create_physical_plan().await.map_err(|e| e.to_string())?;
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .map_err(|e| e.to_string())?;
+    let errors = pruning_errors(&plan);
+    if errors > 0 {
+        return Err(format!("{errors} pruning errors"));
+    }
     let mut out = String::new();
     for batch in &batches {
         let formatters = batch

@@ -1,0 +1,11 @@
+//! The integration tests, in one binary so that DataFusion is linked once.
+//! Run one module with `cargo test --test integration <module>::`.
+
+mod cli;
+mod conformance;
+mod delta;
+mod pushdown;
+mod robustness;
+mod roundtrip;
+mod rules;
+mod shredded_conformance;

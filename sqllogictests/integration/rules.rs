@@ -1,0 +1,265 @@
+//! Rule tests at the rule level, the way DataFusion tests its physical
+//! optimizer: the plan before `VariantGetPushdown` (every other rule applied)
+//! and after it, pinned as text, plus the cases where it must not fire. The
+//! per-file decisions (an array step, an unshredded file, a float leaf, an
+//! inexact conversion) are checked where they are made, on the scan's metrics.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::common::Result;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
+use datafusion::prelude::SessionContext;
+use df_variant::optimizer::{VariantGetPushdown, VariantWriteRule};
+
+/// A directory with a shredded, an unshredded and a plain (no VARIANT) table, in
+/// files of 10 row groups.
+struct Fixture {
+    dir: PathBuf,
+    ctx: SessionContext,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn sql(ctx: &SessionContext, q: &str) -> Result<()> {
+    ctx.sql(q).await?.collect().await?;
+    Ok(())
+}
+
+async fn fixture(name: &str) -> Result<Fixture> {
+    let dir = std::env::temp_dir().join(format!("df_variant_rules_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ctx = df_variant::variant_context();
+    sql(
+        &ctx,
+        "CREATE TABLE src AS SELECT CAST(i AS BIGINT) AS id, '$.a' AS p, \
+         parse_json('{\"a\": ' || i || ', \"f\": ' || i || '.5, \"l\": [' || i || ']}') AS v \
+         FROM generate_series(1, 1000) t(i)",
+    )
+    .await?;
+    for (table, shredding) in [("shredded", "auto"), ("unshredded", "off")] {
+        let file = dir.join(format!("{table}.parquet"));
+        sql(
+            &ctx,
+            &format!(
+                "COPY (SELECT id, p, v FROM src) TO '{}' STORED AS PARQUET \
+                 OPTIONS ('variant.shredding' '{shredding}', max_row_group_size 100)",
+                file.display()
+            ),
+        )
+        .await?;
+        register(&ctx, table, &file).await?;
+    }
+    let plain = dir.join("plain.parquet");
+    sql(
+        &ctx,
+        &format!(
+            "COPY (SELECT id FROM src) TO '{}' STORED AS PARQUET",
+            plain.display()
+        ),
+    )
+    .await?;
+    register(&ctx, "plain", &plain).await?;
+    Ok(Fixture { dir, ctx })
+}
+
+async fn register(ctx: &SessionContext, table: &str, file: &Path) -> Result<()> {
+    sql(
+        ctx,
+        &format!(
+            "CREATE EXTERNAL TABLE {table} STORED AS PARQUET LOCATION '{}'",
+            file.display()
+        ),
+    )
+    .await
+}
+
+/// The physical plan of `q` with every rule but `VariantGetPushdown`.
+async fn before(f: &Fixture, q: &str) -> Result<Arc<dyn ExecutionPlan>> {
+    let state = f.ctx.state();
+    let rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = state
+        .physical_optimizers()
+        .iter()
+        .filter(|r| r.name() != VariantGetPushdown.name())
+        .cloned()
+        .collect();
+    let state = SessionStateBuilder::new_from_existing(state)
+        .with_physical_optimizer_rules(rules)
+        .build();
+    let plan = state.create_logical_plan(q).await?;
+    state.create_physical_plan(&plan).await
+}
+
+/// The plan as text, with the fixture's directory and the file groups' byte
+/// ranges replaced.
+fn text(f: &Fixture, plan: &Arc<dyn ExecutionPlan>) -> String {
+    let s = displayable(plan.as_ref()).indent(true).to_string();
+    let dir = f.dir.display().to_string();
+    let s = s.replace(dir.trim_start_matches('/'), "DIR");
+    s.lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `(before, after)` plans of `q`.
+async fn plans(f: &Fixture, q: &str) -> Result<(String, String)> {
+    let plan = before(f, q).await?;
+    let options = f.ctx.state().config_options().clone();
+    let after = VariantGetPushdown.optimize(Arc::clone(&plan), &options)?;
+    Ok((text(f, &plan), text(f, &after)))
+}
+
+#[tokio::test]
+async fn pushdown_wraps_a_scan_that_extracts_and_hands_it_the_filter() -> Result<()> {
+    let f = fixture("fires").await?;
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 1").await?;
+    let (b, a) = plans(&f, "SELECT id FROM shredded WHERE v:a::bigint > 990").await?;
+    assert!(!b.contains("VariantScanExec"), "{b}");
+    let expected_before = "\
+FilterExec: variant_get(__datafusion_extracted_1@0, $, bigint) > 990, projection=[id@1]
+  DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get(v@2, $.a) as __datafusion_extracted_1, id], file_type=parquet";
+    assert_eq!(b, expected_before, "before:\n{b}");
+    let expected_after = "\
+FilterExec: variant_get(__datafusion_extracted_1@0, $, bigint) > 990, projection=[id@1]
+  VariantScanExec: extractions=[v: $.a AS variant], pruning_predicate=[variant_get(variant_get(v@2, $.a), $, bigint) > 990]
+    DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get(v@2, $.a) as __datafusion_extracted_1, id], file_type=parquet";
+    assert_eq!(a, expected_after, "after:\n{a}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn pushdown_does_not_wrap_where_nothing_is_extracted() -> Result<()> {
+    let f = fixture("not").await?;
+    for q in [
+        // No VARIANT column in the scan.
+        "SELECT id FROM plain WHERE id > 5",
+        // A non-literal path stays above the scan.
+        "SELECT variant_get(v, p, 'bigint') FROM shredded",
+        // The whole value.
+        "SELECT to_json(v) FROM shredded",
+    ] {
+        let (b, a) = plans(&f, q).await?;
+        assert!(!a.contains("VariantScanExec"), "{q}:\n{a}");
+        if q.contains("plain") {
+            assert_eq!(a, b, "{q}: the plan changed");
+        }
+    }
+    sql(&f.ctx, "SET variant.pushdown = false").await?;
+    let (_, a) = plans(&f, "SELECT id FROM shredded WHERE v:a::bigint > 5").await?;
+    assert!(!a.contains("VariantScanExec"), "pushdown off:\n{a}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn write_rule_fires_only_on_parquet_sinks_with_variant_columns() -> Result<()> {
+    let f = fixture("write").await?;
+    let out = f.dir.join("out");
+    for (q, fires) in [
+        (
+            format!("COPY (SELECT v FROM src) TO '{}/a.parquet'", out.display()),
+            true,
+        ),
+        (
+            format!("COPY (SELECT id FROM src) TO '{}/b.parquet'", out.display()),
+            false,
+        ),
+        (
+            format!(
+                "COPY (SELECT to_json(v) AS j FROM src) TO '{}/c.csv'",
+                out.display()
+            ),
+            false,
+        ),
+    ] {
+        let state = f.ctx.state();
+        let logical = state.create_logical_plan(&q).await?;
+        let plan = state.create_physical_plan(&logical).await?;
+        let sink = text(&f, &plan);
+        assert_eq!(sink.contains("VariantParquetSink"), fires, "{q}:\n{sink}");
+        // Applying the rule again changes nothing.
+        let again = VariantWriteRule.optimize(Arc::clone(&plan), state.config_options())?;
+        assert_eq!(text(&f, &again), sink, "{q}");
+    }
+    Ok(())
+}
+
+/// Sums a metric over the `VariantScanExec` nodes of an executed plan.
+fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+    let own = if plan.name() == "VariantScanExec" {
+        plan.metrics()
+            .and_then(|m| m.sum_by_name(name))
+            .map_or(0, |v| v.as_usize())
+    } else {
+        0
+    };
+    own + plan
+        .children()
+        .into_iter()
+        .map(|c| metric(c, name))
+        .sum::<usize>()
+}
+
+/// Runs `q` and returns (rows, row groups pruned, extractions pushed,
+/// extractions that fell back).
+async fn scan(f: &Fixture, q: &str) -> Result<(usize, usize, usize, usize)> {
+    let state = f.ctx.state();
+    let logical = state.create_logical_plan(q).await?;
+    let plan = state.create_physical_plan(&logical).await?;
+    let batches = collect(Arc::clone(&plan), f.ctx.task_ctx()).await?;
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(metric(&plan, "pruning_errors"), 0, "{q}");
+    Ok((
+        rows,
+        metric(&plan, "row_groups_pruned"),
+        metric(&plan, "extractions_pushed"),
+        metric(&plan, "extractions_fallback"),
+    ))
+}
+
+#[tokio::test]
+async fn per_file_decisions_prune_only_where_sound() -> Result<()> {
+    let f = fixture("files").await?;
+    // Control: an integer leaf read as bigint prunes 9 of 10 row groups.
+    let (rows, pruned, pushed, _) =
+        scan(&f, "SELECT id FROM shredded WHERE v:a::bigint > 990").await?;
+    assert_eq!((rows, pruned), (10, 9));
+    assert!(pushed > 0);
+    // Each case gives the rows of the full read and prunes nothing.
+    for (q, pushes) in [
+        // Unshredded file: the whole value is read.
+        ("SELECT id FROM unshredded WHERE v:a::bigint > 990", false),
+        // An array step: not answered from leaves.
+        ("SELECT id FROM shredded WHERE v:l[0]::bigint > 990", false),
+        // `$`: a Variant null is not a missing field, which leaves cannot tell.
+        (
+            "SELECT id FROM shredded WHERE v::string > '{\"a\":990'",
+            false,
+        ),
+        // A float leaf: statistics leave NaN out, so no pruning.
+        ("SELECT id FROM shredded WHERE v:f::double > 990.0", true),
+        // An inexact conversion (bigint leaf read as string orders differently).
+        ("SELECT id FROM shredded WHERE v:a::string > '990'", true),
+    ] {
+        sql(&f.ctx, "SET variant.pushdown = false").await?;
+        let (full, ..) = scan(&f, q).await?;
+        sql(&f.ctx, "SET variant.pushdown = true").await?;
+        let (rows, pruned, pushed, fallback) = scan(&f, q).await?;
+        assert!(full > 0, "{q}");
+        assert_eq!(rows, full, "{q}");
+        assert_eq!(pruned, 0, "{q}");
+        if !pushes {
+            assert_eq!(pushed, 0, "{q}");
+            // Where the scan was wrapped, the extraction fell back to the value.
+            assert!(fallback > 0 || q.contains("v::"), "{q}");
+        }
+    }
+    Ok(())
+}
