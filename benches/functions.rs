@@ -12,6 +12,8 @@
 //! After the criterion groups, a summary prints the throughput ratio of each pair
 //! (ours / arrow-rs, higher is better).
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -208,10 +210,10 @@ fn bench(c: &mut Criterion) {
         let mut g = c.benchmark_group(name);
         g.throughput(criterion::Throughput::Elements(ROWS as u64));
         g.bench_function(format!("df_variant/{ROWS}"), |b| {
-            b.iter(|| black_box(ours(&i)))
+            b.iter(|| black_box(ours(&i)));
         });
         g.bench_function(format!("arrow_rs/{ROWS}"), |b| {
-            b.iter(|| black_box(theirs(&i)))
+            b.iter(|| black_box(theirs(&i)));
         });
         g.finish();
     }

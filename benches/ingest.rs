@@ -11,6 +11,8 @@
 //! `df-variant generate-bluesky --rows 2150000 --out bsky.ndjson` then
 //! `/usr/bin/time -v df-variant -c "COPY (SELECT v FROM read_json_variant('bsky.ndjson')) TO 'out/'"`.
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,7 +34,7 @@ fn ndjson() -> (PathBuf, Vec<u8>) {
 }
 
 fn variant_column(ndjson: &[u8], rows: usize) -> ArrayRef {
-    let mut parser = JsonToVariant::new(Default::default());
+    let mut parser = JsonToVariant::new(df_variant::variant::json::JsonParseOptions::default());
     let mut builder = VariantColumnBuilder::new(rows);
     for line in ndjson
         .split(|&b| b == b'\n')
@@ -76,8 +78,8 @@ fn bench_copy(c: &mut Criterion) {
                         .await
                         .expect("run");
                     black_box(batches);
-                })
-            })
+                });
+            });
         });
     }
     group.finish();
@@ -92,10 +94,10 @@ fn bench_copy(c: &mut Criterion) {
     let mut group = c.benchmark_group("shredding");
     group.throughput(Throughput::Elements(8192));
     group.bench_function("infer_8192_rows", |b| {
-        b.iter(|| infer_typed_value(black_box(&column), &options).expect("infer"))
+        b.iter(|| infer_typed_value(black_box(&column), &options).expect("infer"));
     });
     group.bench_function("shred_8192_rows", |b| {
-        b.iter(|| shred(black_box(&column), &typed).expect("shred"))
+        b.iter(|| shred(black_box(&column), &typed).expect("shred"));
     });
     group.finish();
 }

@@ -17,7 +17,7 @@ Engines and layouts:
                     VARIANT Parquet
   spark 4.3         our shredded Parquet, its own shredded Parquet (local[N])
   datafusion+json   datafusion-functions-json 0.55 on the JSON text Parquet
-                    (examples/json_text.rs)
+                    (benches/json_text.rs)
 
 A missing peer (pip install duckdb==2.0.0 pyspark==4.3.0) is reported and skipped.
 All engines get the same number of threads (--threads, default: the cores).

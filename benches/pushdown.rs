@@ -17,6 +17,8 @@
 //! NDJSON reader does not keep the file's order) with row groups of 65,536 rows
 //! (16 for 1M events).
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -54,7 +56,7 @@ fn sql(runtime: &tokio::runtime::Runtime, ctx: &SessionContext, q: &str) -> Stri
 }
 
 fn file_size(path: &Path) -> u64 {
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// The number after `name=` on the first line containing `node` (K/M suffixes).
@@ -128,11 +130,10 @@ fn setup() -> Setup {
     );
     let (min, max) = bounds
         .lines()
-        .filter_map(|l| {
+        .find_map(|l| {
             let (a, b) = l.trim_matches(|c| c == '|' || c == ' ').split_once(',')?;
             Some((a.parse::<i64>().ok()?, b.parse::<i64>().ok()?))
         })
-        .next()
         .expect("time bounds");
     let lo = min + (max - min) / 2;
     let hi = lo + (max - min) / 100;
@@ -235,7 +236,7 @@ fn bench_pushdown(c: &mut Criterion) {
         for table in ["shredded", "plain"] {
             let q = q.replace("{t}", table);
             group.bench_function(format!("{name}_{table}"), |b| {
-                b.iter(|| sql(&setup.runtime, &setup.ctx, &q))
+                b.iter(|| sql(&setup.runtime, &setup.ctx, &q));
             });
         }
     }

@@ -5,6 +5,8 @@
 //! cargo run --release --example quickstart
 //! ```
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use datafusion::error::Result;
 
 /// A few embedded demo events, shaped like a web/social event stream.
@@ -13,7 +15,7 @@ const EVENTS: &[&str] = &[
     r#"{"event_id": 2, "type": "purchase", "user": {"id": 7, "name": "émile"}, "amount": 12.50, "items": [{"sku": "A-1", "qty": 2}, {"sku": "B-9", "qty": "3"}]}"#,
     r#"{"event_id": 3, "type": "purchase", "user": {"id": 42, "name": "ana"}, "amount": "N/A", "score": 1.5e1}"#,
     r#"{"event_id": 4, "type": "view", "user": {"id": 9}, "flag": true, "score": "high"}"#,
-    r#"[1, 2, 3]"#,
+    r"[1, 2, 3]",
 ];
 
 #[tokio::main]

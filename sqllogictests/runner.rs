@@ -17,6 +17,8 @@
 //! error depends on partitioning), skipping the `EXPLAIN` records, whose plans
 //! are pinned for 2.
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -133,7 +135,7 @@ impl AsyncDB for VariantDb {
                 for k in 0..height {
                     let parts: Vec<&str> = lines.iter().filter_map(|l| l.get(k).copied()).collect();
                     if k == 0 {
-                        rows.push(parts.iter().map(|p| p.to_string()).collect());
+                        rows.push(parts.iter().map(std::string::ToString::to_string).collect());
                     } else {
                         rows.push(vec![parts.join(" ")]);
                     }
@@ -145,7 +147,7 @@ impl AsyncDB for VariantDb {
 
     async fn shutdown(&mut self) {}
 
-    fn engine_name(&self) -> &str {
+    fn engine_name(&self) -> &'static str {
         "df-variant"
     }
 }
@@ -168,7 +170,7 @@ struct Tally {
     skipped: usize,
 }
 
-async fn run_file(path: &Path, tally: &mut Tally) {
+async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
     let records = match sqllogictest::parse_file::<DefaultColumnType>(path) {
         Ok(r) => r,
         Err(e) => {
@@ -197,6 +199,26 @@ async fn run_file(path: &Path, tally: &mut Tally) {
         async move { Ok::<_, DbError>(VariantDb { ctx }) }
     });
     runner.with_column_validator(column_validator);
+    if complete {
+        // Rewrites the file with the actual results as the expected ones.
+        match runner
+            .update_test_file(
+                path,
+                " ",
+                sqllogictest::default_validator,
+                sqllogictest::default_normalizer,
+                column_validator,
+            )
+            .await
+        {
+            Ok(()) => tally.passed += 1,
+            Err(e) => {
+                tally.failed += 1;
+                println!("FAILED {}: cannot complete: {e}", path.display());
+            }
+        }
+        return;
+    }
     for record in records {
         let counted = matches!(record, Record::Statement { .. } | Record::Query { .. });
         if matches!(record, Record::Halt { .. }) {
@@ -254,8 +276,16 @@ fn collect_slt(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
+    let all_args: Vec<String> = std::env::args().skip(1).collect();
+    // `--complete` rewrites the files with the actual results (review the diff);
+    // other flags are cargo's and libtest's (`--nocapture`, ...), ignored here.
+    let complete = all_args.iter().any(|a| a == "--complete");
+    if complete && partitions() != DEFAULT_PARTITIONS {
+        println!("--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions; unset DF_VARIANT_SLT_PARTITIONS");
+        return ExitCode::FAILURE;
+    }
+    let args: Vec<String> = all_args
+        .into_iter()
         .filter(|a| !a.starts_with('-'))
         .collect();
     let mut files = Vec::new();
@@ -291,7 +321,7 @@ fn main() -> ExitCode {
     let mut tally = Tally::default();
     for file in &files {
         let before = tally.failed;
-        runtime.block_on(run_file(file, &mut tally));
+        runtime.block_on(run_file(file, &mut tally, complete));
         let status = if tally.failed == before {
             "ok"
         } else {

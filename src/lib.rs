@@ -11,7 +11,7 @@
 //! - [`udf::functions`] / [`udaf::functions`]: the one list of functions.
 //! - [`variant`]: Spark semantics over `parquet-variant` values (JSON, paths, casts,
 //!   schemas, formatting), independent of DataFusion.
-//! - [`array`]: Variant columns in Arrow.
+//! - [`array`](mod@array): Variant columns in Arrow.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -30,7 +30,9 @@
 pub mod array;
 mod boundary;
 pub mod config;
+#[cfg(feature = "delta")]
 pub mod delta;
+#[doc(hidden)]
 pub mod demo;
 pub(crate) mod fs;
 pub mod ingest;
@@ -42,6 +44,9 @@ pub mod sql;
 pub mod udaf;
 pub mod udf;
 pub mod variant;
+
+pub use boundary::{PANIC_MESSAGE, guard};
+pub use udf::common::for_each_variant;
 
 use std::sync::Arc;
 
@@ -83,15 +88,17 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
         .extend(udaf::functions());
+    let mut table_functions = ingest::table_functions();
+    table_functions.extend(parquet::table_functions());
+    #[cfg(feature = "delta")]
+    table_functions.extend(delta::table_functions());
+    table_functions.extend(udf::table_functions());
     builder
         .table_functions()
         .get_or_insert_with(Default::default)
         .extend(
-            ingest::table_functions()
+            table_functions
                 .into_iter()
-                .chain(parquet::table_functions())
-                .chain(delta::table_functions())
-                .chain(udf::table_functions())
                 .map(|f| (f.name().to_string(), f)),
         );
     // `SET variant.shredding = ...` and friends.
@@ -115,13 +122,16 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     let formats = builder.file_formats().get_or_insert_with(Vec::new);
     formats.retain(|f| f.get_ext() != "parquet");
     formats.insert(0, Arc::new(parquet::VariantParquetFormatFactory::new()));
-    formats.retain(|f| f.get_ext() != "delta");
-    formats.push(Arc::new(delta::DeltaFormatFactory));
-    // `CREATE EXTERNAL TABLE ... STORED AS DELTA`.
-    builder
-        .table_factories()
-        .get_or_insert_with(Default::default)
-        .insert("DELTA".to_string(), Arc::new(delta::DeltaTableFactory));
+    #[cfg(feature = "delta")]
+    {
+        formats.retain(|f| f.get_ext() != "delta");
+        formats.push(Arc::new(delta::DeltaFormatFactory));
+        // `CREATE EXTERNAL TABLE ... STORED AS DELTA`.
+        builder
+            .table_factories()
+            .get_or_insert_with(Default::default)
+            .insert("DELTA".to_string(), Arc::new(delta::DeltaTableFactory));
+    }
     let mut builder = builder
         .with_analyzer_rules(optimizer::analyzer_rules())
         .with_type_planner(Arc::new(sql::VariantTypePlanner));

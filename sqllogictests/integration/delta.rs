@@ -124,7 +124,11 @@ async fn written_logs_follow_the_protocol() {
     assert_eq!(stats["nullCount"]["v"], 1);
     let min = decode_path_values(stats["minValues"]["v"].as_str().unwrap()).unwrap();
     let max = decode_path_values(stats["maxValues"]["v"].as_str().unwrap()).unwrap();
-    let key = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let key = |k: &[&str]| {
+        k.iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+    };
     // Integers are shredded as INT (the narrowest the writer uses) or wider.
     let int = |s: &ScalarValue| match s {
         ScalarValue::Int32(Some(v)) => i64::from(*v),

@@ -1,6 +1,8 @@
 //! The integration tests, in one binary so that DataFusion is linked once.
 //! Run one module with `cargo test --test integration <module>::`.
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 mod cli;
 mod conformance;
 mod delta;

@@ -412,7 +412,7 @@ async fn parquet_testing_shredded_files_agree_with_and_without_pushdown() -> Res
         let Ok(builder) = ParquetRecordBatchReaderBuilder::try_new(reader) else {
             continue;
         };
-        let schema = builder.schema().clone();
+        let schema = Arc::clone(builder.schema());
         let Ok(var) = schema.field_with_name("var") else {
             continue;
         };

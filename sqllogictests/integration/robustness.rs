@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, StringArray};
+use arrow::array::{ArrayRef, AsArray, StringArray};
 use arrow::datatypes::{Field, FieldRef};
 use datafusion::common::ScalarValue;
 use datafusion::common::config::ConfigOptions;
@@ -42,13 +42,13 @@ use rand::{Rng, SeedableRng};
 /// Seed documents covering every JSON shape and number kind.
 const SEEDS: &[&str] = &[
     r#"{"a": 1, "b": [true, false, null, "x"], "c": {"d": 1.50, "e": -1e-7, "f": "héllo"}}"#,
-    r#"[1, 127, 128, 32768, 2147483648, 9223372036854775807, 9223372036854775808, 1e308]"#,
+    r"[1, 127, 128, 32768, 2147483648, 9223372036854775807, 9223372036854775808, 1e308]",
     r#"{"event_id": 42, "user": {"id": 7, "name": "émile", "tags": ["a", "b"]}, "amount": 12.34}"#,
     r#""a string that is longer than sixty-three bytes so it uses the long string form""#,
     r#"[[[[[[{"deep": [1, {"x": null}]}]]]]]]"#,
     r#"{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9}"#,
-    r#"0.000000000000000000000000000000000001"#,
-    r#"-12345678901234567890.123456789"#,
+    r"0.000000000000000000000000000000000001",
+    r"-12345678901234567890.123456789",
     r#"{"":{"":{"":[]}},"z":{}}"#,
 ];
 
@@ -582,12 +582,15 @@ async fn exploding_a_wide_object_shares_its_metadata() {
         .collect()
         .await
         .unwrap();
-    use arrow::array::AsArray;
     let list = batches[0].column(0).as_list::<i32>();
     assert_eq!(list.value_length(0) as usize, keys);
     let value = list.values().as_struct().column(2).as_struct();
     let metadata = value.column(0).as_binary_view();
-    let stored: usize = metadata.data_buffers().iter().map(|b| b.len()).sum();
+    let stored: usize = metadata
+        .data_buffers()
+        .iter()
+        .map(arrow::buffer::Buffer::len)
+        .sum();
     // One copy of the ~240 KB dictionary, not 20,000.
     assert!(
         stored < 2 * (keys * 12),
@@ -601,7 +604,7 @@ async fn exploding_a_wide_object_shares_its_metadata() {
 struct PlantedPanic(datafusion::logical_expr::Signature);
 
 impl datafusion::logical_expr::ScalarUDFImpl for PlantedPanic {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "planted_panic"
     }
 
@@ -617,7 +620,7 @@ impl datafusion::logical_expr::ScalarUDFImpl for PlantedPanic {
     }
 
     fn invoke_with_args(&self, _: ScalarFunctionArgs) -> datafusion::common::Result<ColumnarValue> {
-        df_variant::udf::common::guard("planted_panic", || panic!("planted"))
+        df_variant::guard("planted_panic", || panic!("planted"))
     }
 }
 
@@ -630,7 +633,7 @@ fn a_planted_panic_in_a_function_fails_the_check() {
         datafusion::logical_expr::Volatility::Immutable,
     )));
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        invoke(&udf, vec![lit("x")], false)
+        invoke(&udf, vec![lit("x")], false);
     }));
     let message = caught.expect_err("the planted panic went unnoticed");
     let message = message

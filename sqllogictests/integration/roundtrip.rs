@@ -274,8 +274,7 @@ async fn random_documents_round_trip_in_every_shredding_mode() -> Result<()> {
                 .get_fields()
                 .iter()
                 .find(|f| f.name() == "v")
-                .unwrap()
-                .clone();
+                .unwrap();
             assert_eq!(
                 v.get_basic_info().logical_type_ref(),
                 Some(&LogicalType::variant(Some(1))),

@@ -112,7 +112,7 @@ fn text(f: &Fixture, plan: &Arc<dyn ExecutionPlan>) -> String {
 /// `(before, after)` plans of `q`.
 async fn plans(f: &Fixture, q: &str) -> Result<(String, String)> {
     let plan = before(f, q).await?;
-    let options = f.ctx.state().config_options().clone();
+    let options = Arc::clone(f.ctx.state().config_options());
     let after = VariantGetPushdown.optimize(Arc::clone(&plan), &options)?;
     Ok((text(f, &plan), text(f, &after)))
 }
@@ -214,7 +214,10 @@ async fn scan(f: &Fixture, q: &str) -> Result<(usize, usize, usize, usize)> {
     let logical = state.create_logical_plan(q).await?;
     let plan = state.create_physical_plan(&logical).await?;
     let batches = collect(Arc::clone(&plan), f.ctx.task_ctx()).await?;
-    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    let rows = batches
+        .iter()
+        .map(arrow::array::RecordBatch::num_rows)
+        .sum();
     assert_eq!(metric(&plan, "pruning_errors"), 0, "{q}");
     Ok((
         rows,

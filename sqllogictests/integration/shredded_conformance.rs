@@ -273,7 +273,7 @@ fn run_case(n: u32) {
     let Some(file) = case.get("parquet_file").and_then(Json::as_str) else {
         // Case 3 is an empty entry in cases.json.
         assert_eq!(
-            case.as_object().map(|o| o.len()),
+            case.as_object().map(serde_json::Map::len),
             Some(1),
             "case {n} has no parquet_file but is not empty"
         );

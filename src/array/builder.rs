@@ -110,7 +110,10 @@ mod tests {
         let s = b.finish_struct();
         let m: &BinaryViewArray = s.column(0).as_binary_view();
         assert_eq!(
-            m.data_buffers().iter().map(|d| d.len()).sum::<usize>(),
+            m.data_buffers()
+                .iter()
+                .map(arrow::buffer::Buffer::len)
+                .sum::<usize>(),
             1000
         );
         for i in 0..3 {

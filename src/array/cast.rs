@@ -15,8 +15,10 @@ use arrow::datatypes::{DataType, FieldRef, Fields};
 use parquet_variant::{Variant, VariantBuilder, VariantObject};
 
 use super::VariantColumnBuilder;
-use crate::variant::cast::*;
-use crate::variant::datetime::*;
+use crate::variant::cast::{
+    CastError, CastOptions, to_boolean, to_decimal, to_f32, to_f64, to_integral,
+};
+use crate::variant::datetime::{to_date, to_timestamp, to_timestamp_ntz};
 use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
 use crate::variant::format::{to_json_string, write_cast_string};
 use crate::variant::types::SparkType;
@@ -342,7 +344,7 @@ impl VariantCaster {
                 let offsets =
                     OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
                 Arc::new(ListArray::new(
-                    field.clone(),
+                    Arc::clone(field),
                     offsets,
                     values,
                     nulls.finish(),
@@ -377,7 +379,7 @@ impl VariantCaster {
                 let offsets =
                     OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
                 Arc::new(MapArray::new(
-                    entries.clone(),
+                    Arc::clone(entries),
                     offsets,
                     entry_array,
                     nulls.finish(),
@@ -1492,24 +1494,5 @@ mod tests {
             assert_eq!(show(&a), ["[{a: 1}, {a: 2}]", "NULL"], "round {round}");
             assert!(c.is_empty());
         }
-    }
-
-    #[test]
-    fn decimal_helpers() {
-        assert_eq!(rescale(1005, 3, 5, 2), Some(101));
-        assert_eq!(rescale(-1005, 3, 5, 2), Some(-101));
-        assert_eq!(rescale(i128::MAX, 0, 38, 0), None);
-        assert_eq!(rescale(1, 0, 38, 38), None);
-        assert_eq!(rescale(5, 39, 38, 0), Some(0));
-        assert_eq!(parse_integral("  -12 "), Some(-12));
-        assert_eq!(parse_integral("1 2"), None);
-        assert!(parse_decimal_text("1.2.3").is_none());
-        assert!(parse_decimal_text("e5").is_none());
-        assert!(parse_decimal_text("+.5e-1").is_some());
-        assert_eq!(
-            decimal_to_f64(12345678901234567890123456789, 10),
-            1_234_567_890_123_456_789.012_345_678_9
-        );
-        assert_eq!(decimal_to_f32(1, 1), 0.1f32);
     }
 }

@@ -89,6 +89,28 @@ pub fn is_variant_struct(fields: &Fields) -> bool {
     metadata && value
 }
 
+/// A type that cannot be converted to VARIANT (Spark's
+/// `DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotConvertible {
+    /// The SQL name of the type.
+    pub type_name: String,
+    /// Why, naming the offending nested type where there is one.
+    pub reason: String,
+}
+
+impl std::fmt::Display for NotConvertible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"{}\" to \"VARIANT\"; {}",
+            self.type_name, self.reason
+        )
+    }
+}
+
+impl std::error::Error for NotConvertible {}
+
 /// Plan-time check: whether values of `data_type` can be converted under `mode`.
 ///
 /// # Errors
@@ -102,16 +124,14 @@ pub fn is_variant_struct(fields: &Fields) -> bool {
 ///
 /// let st = DataType::Struct(Fields::from(vec![Field::new("a", DataType::Int32, true)]));
 /// assert!(check_convertible(&DataType::Int32, ToVariantMode::Cast).is_ok());
-/// assert!(check_convertible(&st, ToVariantMode::Cast).unwrap_err().contains("to_variant_object"));
+/// assert!(check_convertible(&st, ToVariantMode::Cast).unwrap_err().to_string().contains("to_variant_object"));
 /// assert!(check_convertible(&st, ToVariantMode::ToVariantObject).is_ok());
 /// assert!(check_convertible(&DataType::Int32, ToVariantMode::ToVariantObject).is_err());
 /// ```
-pub fn check_convertible(data_type: &DataType, mode: ToVariantMode) -> Result<(), String> {
-    let fail = |reason: String| {
-        format!(
-            "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"{}\" to \"VARIANT\"; {reason}",
-            sql_type_name(data_type)
-        )
+pub fn check_convertible(data_type: &DataType, mode: ToVariantMode) -> Result<(), NotConvertible> {
+    let fail = |reason: String| NotConvertible {
+        type_name: sql_type_name(data_type),
+        reason,
     };
     if mode == ToVariantMode::ToVariantObject {
         let top = unpack_encoding(data_type);
@@ -169,7 +189,8 @@ pub fn check_convertible(data_type: &DataType, mode: ToVariantMode) -> Result<()
 /// assert_eq!(Variant::try_new(metadata, value).unwrap(), Variant::Int8(5));
 /// ```
 pub fn array_to_variant(array: &dyn Array, mode: ToVariantMode) -> Result<ArrayRef, ArrowError> {
-    check_convertible(array.data_type(), mode).map_err(ArrowError::InvalidArgumentError)?;
+    check_convertible(array.data_type(), mode)
+        .map_err(|e| ArrowError::InvalidArgumentError(e.to_string()))?;
     let array: ArrayRef = make_array(array.to_data());
     let type_name = sql_type_name(array.data_type());
     let row_error = |_: usize, e: ArrowError| {
@@ -1249,16 +1270,16 @@ mod tests {
         let values: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3, 4]));
         let item = Arc::new(Field::new_list_field(DataType::Int32, true));
         let large = LargeListArray::new(
-            item.clone(),
+            Arc::clone(&item),
             OffsetBuffer::from_lengths([1, 3]),
-            values.clone(),
+            Arc::clone(&values),
             None,
         );
         assert_eq!(
             cast_rows(Arc::new(large)),
             some(&["[Int8(1)]", "[Int8(2), Int8(3), Int8(4)]"])
         );
-        let fixed = FixedSizeListArray::new(item.clone(), 2, values.clone(), None);
+        let fixed = FixedSizeListArray::new(Arc::clone(&item), 2, Arc::clone(&values), None);
         assert_eq!(
             cast_rows(Arc::new(fixed.slice(1, 1))),
             some(&["[Int8(3), Int8(4)]"])
@@ -1294,7 +1315,7 @@ mod tests {
     #[test]
     fn structs_need_to_variant_object() {
         let st = sample_struct();
-        let err = check_convertible(st.data_type(), ToVariantMode::Cast).unwrap_err();
+        let err = check_convertible(st.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
         assert!(
             err.starts_with("[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION]"),
             "{err}"
@@ -1313,7 +1334,7 @@ mod tests {
             Arc::new(st.clone()),
             None,
         );
-        let err = check_convertible(list.data_type(), ToVariantMode::Cast).unwrap_err();
+        let err = check_convertible(list.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
         assert!(err.contains("ARRAY<STRUCT<"), "{err}");
         assert!(err.contains("to_variant_object"), "{err}");
 
@@ -1356,7 +1377,7 @@ mod tests {
 
     #[test]
     fn to_variant_object_rejects_scalars() {
-        let err = check_convertible(&DataType::Int32, ToVariantMode::ToVariantObject).unwrap_err();
+        let err = check_convertible(&DataType::Int32, ToVariantMode::ToVariantObject).unwrap_err().to_string();
         assert!(err.starts_with("[DATATYPE_MISMATCH."), "{err}");
         assert!(
             err.contains("to_variant_object requires a struct, map or array"),
@@ -1380,7 +1401,7 @@ mod tests {
     #[test]
     fn maps_with_string_keys_become_objects() {
         let map = string_map();
-        let err = check_convertible(map.data_type(), ToVariantMode::Cast).unwrap_err();
+        let err = check_convertible(map.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
         assert!(err.contains("MAP<STRING, INT>"), "{err}");
         assert!(err.contains("to_variant_object"), "{err}");
         assert_eq!(
@@ -1410,7 +1431,7 @@ mod tests {
             None,
             false,
         );
-        let err = check_convertible(map.data_type(), ToVariantMode::ToVariantObject).unwrap_err();
+        let err = check_convertible(map.data_type(), ToVariantMode::ToVariantObject).unwrap_err().to_string();
         assert!(err.contains("MAP<INT, INT>"), "{err}");
         assert!(err.contains("STRING"), "{err}");
         assert!(array_to_variant(&map, ToVariantMode::ToVariantObject).is_err());
@@ -1457,7 +1478,7 @@ mod tests {
         let v = variant_column();
         let st = StructArray::new(
             Fields::from(vec![Field::new("v", v.data_type().clone(), true)]),
-            vec![v.clone()],
+            vec![Arc::clone(&v)],
             None,
         );
         assert_eq!(
@@ -1470,7 +1491,7 @@ mod tests {
         );
         // cast(variant AS variant) is the identity; to_variant_object refuses it.
         assert_eq!(
-            cast_rows(v.clone()),
+            cast_rows(Arc::clone(&v)),
             vec![
                 Some("{metadata: Int8(1), z: \"q\"}".to_string()),
                 None,
@@ -1585,7 +1606,7 @@ mod tests {
             Arc::new(DurationSecondArray::from(vec![1])) as ArrayRef,
             Arc::new(Time32SecondArray::from(vec![1])) as ArrayRef,
         ] {
-            let err = check_convertible(a.data_type(), ToVariantMode::Cast).unwrap_err();
+            let err = check_convertible(a.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
             assert!(err.contains("CAST_WITHOUT_SUGGESTION"), "{err}");
             assert!(array_to_variant(a.as_ref(), ToVariantMode::Cast).is_err());
         }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryViewArray, BinaryViewBuilder, NullBufferBuilder, StructArray,
+    Array, ArrayRef, BinaryViewArray, BinaryViewBuilder, NullBufferBuilder, StructArray,
 };
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
@@ -172,7 +172,9 @@ pub fn variant_get(
         PathArg::Column(c) => Some(arrow::compute::cast(c, &DataType::Utf8View)?),
         PathArg::Null | PathArg::Literal(_) => None,
     };
-    let path_strings = path_column.as_ref().map(|a| a.as_string_view());
+    let path_strings = path_column
+        .as_ref()
+        .map(arrow::array::AsArray::as_string_view);
     let mut row_path: Vec<PathSegment>;
     // Rows of one document shape carry identical metadata bytes, and a column
     // usually mixes a few shapes: the checked dictionaries of the last few
@@ -220,7 +222,10 @@ pub fn variant_get(
     }
     match &mut out {
         Output::Variant(b) => {
-            let metadata = input.as_ref().map(|i| i.metadata_view()).transpose()?;
+            let metadata = input
+                .as_ref()
+                .map(super::input::VariantInput::metadata_view)
+                .transpose()?;
             Ok(b.finish(metadata)?)
         }
         Output::Typed(c) => Ok(c.finish()),

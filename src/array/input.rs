@@ -9,7 +9,7 @@ use crate::variant::storage::BinaryColumn;
 /// Row access to a Variant column given in any legal physical form: Binary,
 /// LargeBinary or BinaryView children (dictionary-encoded metadata too), fields in
 /// any order, unshredded or shredded (shredded columns are reassembled into the
-/// binary form first, following variant-spec.md §10.8; see `shredding/unshred.rs` for what is
+/// binary form first, following `docs/variant-spec.md` §10.8; see `shredding/unshred.rs` for what is
 /// rejected and what is read leniently).
 #[derive(Debug, Clone)]
 pub struct VariantInput {

@@ -2,9 +2,10 @@
 //! spinner on a terminal, printing results and timings, one-line errors.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, plan_datafusion_err};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParserBuilder, Statement};
@@ -99,9 +100,8 @@ impl Session {
             .sql_parser
             .dialect
             .to_string();
-        let dialect = dialect_from_str(&dialect_name).ok_or_else(|| {
-            DataFusionError::Plan(format!("unsupported SQL dialect {dialect_name}"))
-        })?;
+        let dialect = dialect_from_str(&dialect_name)
+            .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect {dialect_name}"))?;
         Ok(DFParserBuilder::new(sql)
             .with_dialect(dialect.as_ref())
             .build()?
@@ -149,7 +149,10 @@ impl Session {
         }
         let (schema, batches) = result?;
         self.apply_spark_setting()?;
-        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let rows: usize = batches
+            .iter()
+            .map(arrow::array::RecordBatch::num_rows)
+            .sum();
         let tz = self.session_tz()?;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
@@ -171,7 +174,7 @@ impl Session {
     ) -> Result<(arrow::datatypes::SchemaRef, Vec<arrow::array::RecordBatch>)> {
         let plan = self.plan(statement).await?;
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let schema = df.schema().inner().clone();
+        let schema = Arc::clone(df.schema().inner());
         let mut stream = df.execute_stream().await?;
         let mut batches = Vec::new();
         let mut rows = 0usize;
@@ -207,6 +210,6 @@ impl Session {
     }
 
     fn session_tz(&self) -> Result<SessionTz> {
-        df_variant::udf::common::session_tz(self.ctx.state_ref().read().config().options())
+        df_variant::config::session_tz(self.ctx.state_ref().read().config().options())
     }
 }

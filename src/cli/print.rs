@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result};
 
-use df_variant::udf::common::for_each_variant;
+use df_variant::for_each_variant;
 
 use df_variant::array::from_arrow::{ToVariantMode, array_to_variant};
 use df_variant::array::is_variant_field;
@@ -127,7 +127,10 @@ pub fn print(
     let io = |e: std::io::Error| DataFusionError::External(Box::new(e));
     match format {
         Format::Table => {
-            let total: usize = batches.iter().map(|b| b.num_rows()).sum();
+            let total: usize = batches
+                .iter()
+                .map(arrow::array::RecordBatch::num_rows)
+                .sum();
             let mut shown = Vec::new();
             let mut left = if maxrows == 0 { usize::MAX } else { maxrows };
             for b in batches {
@@ -216,7 +219,9 @@ mod tests {
     fn batch() -> RecordBatch {
         let ctx_v = {
             let mut b = df_variant::array::VariantColumnBuilder::new(2);
-            let mut p = df_variant::variant::json::JsonToVariant::new(Default::default());
+            let mut p = df_variant::variant::json::JsonToVariant::new(
+                df_variant::variant::json::JsonParseOptions::default(),
+            );
             p.parse(r#"{"b": [1, "x"], "a": 1.50}"#).unwrap();
             b.append(p.metadata(), p.value());
             b.append_null();

@@ -258,6 +258,8 @@ pub async fn table_exists(store: &Arc<dyn ObjectStore>, url: &Url) -> Result<boo
     while let Some(meta) = listing.next().await {
         let meta = meta?;
         let name = meta.location.filename().unwrap_or_default();
+        // Delta names its log files in lower case.
+        #[allow(clippy::case_sensitive_file_extension_comparisons)]
         if name.ends_with(".json") || name.ends_with(".parquet") {
             return Ok(true);
         }
@@ -314,7 +316,7 @@ pub fn load_snapshot(
     {
         let batch = batch.map_err(|e| kernel_err(url, e))?;
         files = batch
-            .visit_scan_files(files, |files, f| files.push(f))
+            .visit_scan_files(files, std::vec::Vec::push)
             .map_err(|e| kernel_err(url, e))?;
         // Kernel parses only `numRecords`; the raw JSON has the bounds.
         if let Some(data) = batch

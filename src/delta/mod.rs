@@ -13,7 +13,7 @@
 //!   `EXPLAIN ANALYZE` shows `files_pruned`.
 //! - **Write**: `INSERT INTO` a Delta table, `COPY (...) TO '...' STORED AS DELTA`
 //!   (creates or appends), and `CREATE EXTERNAL TABLE` with declared columns at
-//!   an empty location (creates an empty table) ([`write`], [`format`]).
+//!   an empty location (creates an empty table) ([`write`](mod@write), [`format`](mod@format)).
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::common::Result<()> {

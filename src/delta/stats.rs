@@ -7,7 +7,7 @@
 //! bounds only if its residual `value` is null in every row group (every row that
 //! has the path holds the shredded type, as the protocol requires) and the typed
 //! leaf's statistics are present and exact. Read back into
-//! [`PathBounds`](crate::parquet::PathBounds) for file skipping; statistics that do
+//! [`crate::parquet::PathBounds`] for file skipping; statistics that do
 //! not decode are ignored (no skipping), never trusted.
 
 use std::collections::HashMap;
@@ -169,7 +169,7 @@ pub fn decode_path_values(text: &str) -> Option<HashMap<Vec<String>, ScalarValue
         let v = Variant::try_new(metadata, value).ok()?;
         let object = v.as_object()?;
         let mut out = HashMap::new();
-        for (k, v) in object.iter_try().flat_map(|r| r.ok()) {
+        for (k, v) in object.iter_try().filter_map(std::result::Result::ok) {
             if let (Some(keys), Some(s)) = (parse_normalized_path(k), scalar_of(&v)) {
                 out.insert(keys, s);
             }
@@ -385,7 +385,7 @@ fn all_null(metadata: &ParquetMetaData, i: usize) -> bool {
     metadata.row_groups().iter().all(|rg| {
         rg.column(i)
             .statistics()
-            .and_then(|s| s.null_count_opt())
+            .and_then(parquet::file::statistics::Statistics::null_count_opt)
             .is_some_and(|n| n as i64 == rg.num_rows())
     })
 }
@@ -394,7 +394,11 @@ fn null_count(metadata: &ParquetMetaData, i: usize) -> Option<u64> {
     metadata
         .row_groups()
         .iter()
-        .map(|rg| rg.column(i).statistics().and_then(|s| s.null_count_opt()))
+        .map(|rg| {
+            rg.column(i)
+                .statistics()
+                .and_then(parquet::file::statistics::Statistics::null_count_opt)
+        })
         .sum()
 }
 
@@ -427,7 +431,11 @@ pub fn file_stats(
     variant_bounds: bool,
 ) -> Result<String> {
     let descr = metadata.file_metadata().schema_descr();
-    let rows: i64 = metadata.row_groups().iter().map(|r| r.num_rows()).sum();
+    let rows: i64 = metadata
+        .row_groups()
+        .iter()
+        .map(parquet::file::metadata::RowGroupMetaData::num_rows)
+        .sum();
     let index_of = |parts: &[&str]| {
         descr.columns().iter().position(|c| {
             c.path()

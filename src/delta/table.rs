@@ -460,17 +460,13 @@ impl TableFunctionImpl for DeltaScan {
             _ => None,
         };
         let exprs = args.exprs();
-        let location = match exprs.first().and_then(literal) {
-            Some(
-                ScalarValue::Utf8(Some(s))
-                | ScalarValue::Utf8View(Some(s))
-                | ScalarValue::LargeUtf8(Some(s)),
-            ) => s,
-            _ => {
-                return plan_err!(
-                    "{DELTA_SCAN} takes a table location string as its first argument"
-                );
-            }
+        let Some(
+            ScalarValue::Utf8(Some(location))
+            | ScalarValue::Utf8View(Some(location))
+            | ScalarValue::LargeUtf8(Some(location)),
+        ) = exprs.first().and_then(literal)
+        else {
+            return plan_err!("{DELTA_SCAN} takes a table location string as its first argument");
         };
         let version = match exprs.get(1).map(literal) {
             None => None,

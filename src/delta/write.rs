@@ -27,7 +27,7 @@ use arrow::array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err, plan_err};
+use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err, plan_err};
 use datafusion::datasource::sink::DataSink;
 use datafusion::execution::TaskContext;
 use datafusion::object_store::path::Path;
@@ -76,10 +76,10 @@ pub fn canonical_property(key: &str) -> Result<&'static str> {
         .find(|k| k.eq_ignore_ascii_case(key))
         .copied()
         .ok_or_else(|| {
-            DataFusionError::Plan(format!(
+            plan_datafusion_err!(
                 "unknown or unsupported Delta table property '{key}'; known: {}",
                 KNOWN_PROPERTIES.join(", ")
-            ))
+            )
         })
 }
 
@@ -670,14 +670,14 @@ impl DeltaSink {
                 return Ok(());
             }
             if new.is_some() {
-                return Err(DataFusionError::Plan(format!(
+                return Err(plan_datafusion_err!(
                     "a Delta table was created at {url} concurrently; nothing was written"
-                )));
+                ));
             }
             if changes_table(store, url, version).await? {
-                return Err(DataFusionError::Plan(format!(
+                return Err(plan_datafusion_err!(
                     "conflict: version {version} of Delta table {url} changed its protocol or metadata while this append ran; nothing was written"
-                )));
+                ));
             }
             version += 1;
         }

@@ -277,7 +277,7 @@ impl SplitMix64 {
         let u = self.unit() * total;
         let (mut lo, mut hi) = (0usize, cum.len().saturating_sub(1));
         while lo < hi {
-            let mid = (lo + hi) / 2;
+            let mid = usize::midpoint(lo, hi);
             if u < cum[mid] {
                 hi = mid;
             } else {
@@ -406,7 +406,7 @@ impl BlueskyGen {
         let mut pool = Vec::with_capacity(NUSERS);
         for _ in 0..NUSERS {
             let mut d = [0u8; DID_RAND_LEN];
-            for c in d.iter_mut() {
+            for c in &mut d {
                 *c = B32[(r0.next() & 31) as usize];
             }
             pool.push(d);
@@ -745,7 +745,9 @@ mod tests {
         assert_eq!(n, 4_779_903);
         assert_eq!(out.len(), 4_779_903);
         assert_eq!(fnv1a64(&out), FNV_10K_SEED1);
-        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 10_000);
+        #[allow(clippy::naive_bytecount)]
+        let lines = out.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(lines, 10_000);
         Ok(())
     }
 

@@ -225,7 +225,7 @@ impl DisplayAs for ReadJsonVariantExec {
 }
 
 impl ExecutionPlan for ReadJsonVariantExec {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "ReadJsonVariantExec"
     }
 

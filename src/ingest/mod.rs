@@ -107,7 +107,7 @@ impl ReadJsonVariant {
     /// Resolves a path pattern to a table (plan time).
     ///
     /// # Errors
-    /// When nothing matches the pattern (see [`files::resolve`]).
+    /// When nothing matches the pattern (the file, directory or glob rules above).
     pub fn table(&self, pattern: &str) -> Result<JsonVariantTable> {
         let files = files::resolve(self.name(), pattern)?;
         Ok(JsonVariantTable::new(self.name(), files, self.tolerant))

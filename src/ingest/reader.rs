@@ -10,7 +10,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use arrow::array::ArrayRef;
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
 
 use super::split::FileRange;
 use crate::array::VariantColumnBuilder;
@@ -94,11 +94,11 @@ impl<'a> LineReader<'a> {
     }
 
     fn io_error(&self, path: &Path, what: &str, e: &io::Error) -> DataFusionError {
-        DataFusionError::Execution(format!(
+        exec_datafusion_err!(
             "{}: cannot {what} {}: {e}",
             self.options.function,
             path.display()
-        ))
+        )
     }
 
     /// Reads every line that starts inside `range`.
@@ -270,12 +270,12 @@ impl<'a> LineReader<'a> {
         match count_newlines_before(at.path, at.first_line_start) {
             Ok(before) => {
                 let line = before + at.local_index + 1;
-                DataFusionError::Execution(format!("{function}: {path} line {line}: {problem}"))
+                exec_datafusion_err!("{function}: {path} line {line}: {problem}")
             }
-            Err(_) => DataFusionError::Execution(format!(
+            Err(_) => exec_datafusion_err!(
                 "{function}: {path} line at byte offset {}: {problem}",
                 at.offset
-            )),
+            ),
         }
     }
 }

@@ -79,7 +79,7 @@ impl PhysicalOptimizerRule for VariantGetPushdown {
         .map(|t| t.data)
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "VariantGetPushdown"
     }
 

@@ -45,7 +45,7 @@ impl AnalyzerRule for VariantGetSplit {
                 Ok(rewritten.update_data(|e| saved.restore(e)))
             })?;
             if result.transformed {
-                result.map_data(|p| p.recompute_schema())
+                result.map_data(datafusion::logical_expr::LogicalPlan::recompute_schema)
             } else {
                 Ok(result)
             }
@@ -53,7 +53,7 @@ impl AnalyzerRule for VariantGetSplit {
         .map(|t| t.data)
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "variant_get_split"
     }
 }

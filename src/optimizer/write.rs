@@ -53,7 +53,7 @@ impl PhysicalOptimizerRule for VariantWriteRule {
         .map(|t| t.data)
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "VariantWriteRule"
     }
 

@@ -162,7 +162,7 @@ impl PhysicalExpr for ReassembleVariant {
     }
 }
 
-/// Installs [`VariantExprAdapter`]s, delegating everything else to `inner`.
+/// Installs `VariantExprAdapter`s, delegating everything else to `inner`.
 #[derive(Debug)]
 pub struct VariantExprAdapterFactory {
     inner: Arc<dyn PhysicalExprAdapterFactory>,

@@ -21,7 +21,7 @@
 //! but do not know the markers: after such a crash they see the files renamed
 //! before it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use datafusion::common::{Result, exec_datafusion_err};
 use datafusion::object_store::path::Path;
@@ -44,7 +44,7 @@ fn parent_and_name(path: &Path) -> (Path, String) {
     let parts: Vec<_> = path.parts().collect();
     match parts.split_last() {
         Some((last, parent)) => (
-            Path::from_iter(parent.iter().cloned()),
+            parent.iter().cloned().collect::<Path>(),
             last.as_ref().to_string(),
         ),
         None => (Path::default(), String::new()),
@@ -189,12 +189,12 @@ pub async fn pending_among<'a>(
     store: &dyn ObjectStore,
     paths: impl IntoIterator<Item = &'a Path>,
 ) -> Result<HashSet<Path>> {
-    let mut dirs: BTreeMap<Path, ()> = BTreeMap::new();
+    let mut dirs: BTreeSet<Path> = BTreeSet::new();
     for p in paths {
-        dirs.insert(parent_and_name(p).0, ());
+        dirs.insert(parent_and_name(p).0);
     }
     let mut out = HashSet::new();
-    for dir in dirs.keys() {
+    for dir in &dirs {
         out.extend(pending_files(store, dir).await?);
     }
     Ok(out)

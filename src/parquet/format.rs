@@ -174,7 +174,7 @@ async fn without_pending(state: &dyn Session, conf: FileScanConfig) -> Result<Fi
     let paths = conf
         .file_groups
         .iter()
-        .flat_map(|g| g.files())
+        .flat_map(datafusion::datasource::physical_plan::FileGroup::files)
         .map(|f| &f.object_meta.location);
     let pending = pending_among(store.as_ref(), paths).await?;
     if pending.is_empty() {

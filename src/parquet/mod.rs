@@ -19,7 +19,7 @@
 //! ```
 //!
 //! The same adapter answers path extractions from a file's shredded leaves
-//! ([`shredded_get`]), and [`VariantScanExec`] prunes row groups and pages ([`pruning`]) on
+//! ([`shredded_get`]), and [`VariantScanExec`] prunes row groups and pages (`pruning.rs`) on
 //! those leaves' statistics before each file is opened.
 //!
 //! ## Writing
@@ -67,9 +67,9 @@ pub use scan::{ScanExtractions, VariantScanExec};
 pub(crate) use scan::{extractions_in, filter_predicates, pushdown_enabled, scan_config};
 pub use sink::MAX_WRITTEN_VARIANT_BYTES;
 pub use sink::VariantParquetSink;
-pub(crate) use sink::{
-    FilePlan, WrittenFile, check_written_variants, variant_sink_exec, write_file,
-};
+pub(crate) use sink::variant_sink_exec;
+#[cfg(feature = "delta")]
+pub(crate) use sink::{FilePlan, WrittenFile, check_written_variants, write_file};
 
 use std::sync::Arc;
 

@@ -78,7 +78,7 @@ impl FilePlanner {
         let rewritten: Vec<Arc<dyn PhysicalExpr>> = predicates
             .iter()
             .filter_map(|p| {
-                p.clone()
+                Arc::clone(p)
                     .transform_down(|e| {
                         if let Some(x) = Extraction::of(e.as_ref())
                             && let Some(k) = extractions
@@ -454,7 +454,7 @@ impl Leaves {
         let chunk = rg.column(v);
         chunk
             .statistics()
-            .and_then(|s| s.null_count_opt())
+            .and_then(parquet::file::statistics::Statistics::null_count_opt)
             .is_some_and(|nulls| nulls as i64 == rg.num_rows())
     }
 }

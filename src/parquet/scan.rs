@@ -219,7 +219,7 @@ impl DisplayAs for VariantScanExec {
                 .extractions
                 .predicates
                 .iter()
-                .map(|p| p.to_string())
+                .map(std::string::ToString::to_string)
                 .collect();
             write!(f, ", pruning_predicate=[{}]", preds.join(", "))?;
         }
@@ -228,7 +228,7 @@ impl DisplayAs for VariantScanExec {
 }
 
 impl ExecutionPlan for VariantScanExec {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "VariantScanExec"
     }
 

@@ -228,7 +228,10 @@ pub fn resolve_path(column_type: &DataType, path: &[PathSegment]) -> Option<Shre
 /// infallibly, in the same order: then the leaf passes through (and its
 /// statistics can prune). Spark's casts agree with Arrow's on these.
 pub fn exact_widening(from: &DataType, to: &DataType) -> bool {
-    use DataType::*;
+    use DataType::{
+        Binary, BinaryView, Decimal128, Float32, Float64, Int8, Int16, Int32, Int64, LargeBinary,
+        LargeUtf8, Utf8, Utf8View,
+    };
     if from == to {
         return true;
     }
@@ -355,11 +358,10 @@ impl Display for ShreddedGet {
 }
 
 fn evaluate_opt(
-    expr: &Option<Arc<dyn PhysicalExpr>>,
+    expr: Option<&Arc<dyn PhysicalExpr>>,
     batch: &arrow::array::RecordBatch,
 ) -> Result<Option<ArrayRef>> {
-    expr.as_ref()
-        .map(|e| e.evaluate(batch)?.into_array(batch.num_rows()))
+    expr.map(|e| e.evaluate(batch)?.into_array(batch.num_rows()))
         .transpose()
 }
 
@@ -371,8 +373,8 @@ impl PhysicalExpr for ShreddedGet {
     fn evaluate(&self, batch: &arrow::array::RecordBatch) -> Result<ColumnarValue> {
         let rows = batch.num_rows();
         let out_type = self.return_field.data_type();
-        let typed = evaluate_opt(&self.typed, batch)?;
-        let value = evaluate_opt(&self.value, batch)?;
+        let typed = evaluate_opt(self.typed.as_ref(), batch)?;
+        let value = evaluate_opt(self.value.as_ref(), batch)?;
         let residual_empty = value
             .as_ref()
             .is_none_or(|v| v.logical_null_count() == v.len());
@@ -399,7 +401,7 @@ impl PhysicalExpr for ShreddedGet {
         }
         // The general case: the leaf's values as a Variant column, converted by
         // the function itself.
-        let metadata = match evaluate_opt(&self.metadata, batch)? {
+        let metadata = match evaluate_opt(self.metadata.as_ref(), batch)? {
             Some(m) => m,
             None => Arc::new(BinaryViewArray::from(vec![EMPTY_METADATA; rows])) as ArrayRef,
         };

@@ -309,6 +309,7 @@ impl FilePlan {
 }
 
 /// One file written: rows, its footer, and its (shredded) Arrow schema.
+#[cfg_attr(not(feature = "delta"), allow(dead_code))]
 pub(crate) struct WrittenFile {
     pub rows: usize,
     pub metadata: ParquetMetaData,

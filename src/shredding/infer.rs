@@ -410,7 +410,7 @@ fn limit_leaves(node: &mut Node, max_leaves: usize) {
 /// binaries Binary, dates Date32, timestamps `Timestamp(µs, Some("UTC"))` or
 /// `Timestamp(µs, None)` (nanosecond ones likewise), times Time64(µs); nested objects
 /// recurse; arrays whose non-null elements have one kind become `List`. Rows that
-/// are not valid Variants are skipped here ([`shred`] reports them). At most
+/// are not valid Variants are skipped here ([`super::shred()`] reports them). At most
 /// `max_leaves` leaf columns are kept, dropping the rarest fields first.
 ///
 /// ```

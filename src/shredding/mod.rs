@@ -1,12 +1,12 @@
 //! Shredding Variant columns for Parquet: choosing a shredding schema from the
 //! data ([`infer`]) or from a DDL string ([`ddl`]), splitting values into typed
-//! columns ([`shred`]), and reassembling them ([`unshred`]), over one table of
+//! columns ([`shred()`]), and reassembling them (`unshred.rs`), over one table of
 //! the shredded types that both sides use ([`layout`]).
 //!
 //! The functions return Arrow errors; DataFusion errors are made where they are
-//! called ([`crate::boundary::shredding_error`]). `layout` and `unshred` depend only on
+//! called (`boundary::shredding_error`). `layout` and `unshred` depend only on
 //! [`crate::variant`] (the Arrow kernels of [`crate::array`] read shredded input
-//! through [`unshred`]); `infer`, `ddl` and `shred` sit above [`crate::array`].
+//! through `unshred`); `infer`, `ddl` and `shred` sit above [`crate::array`].
 
 use arrow::error::ArrowError;
 

@@ -1,6 +1,6 @@
-//! Shredding Variant columns (variant-spec.md §10): choosing a `typed_value`
-//! schema from the data ([`infer_typed_value`]) or from a Spark DDL type string
-//! ([`typed_value_from_ddl`]), and splitting every row into `value` / `typed_value`
+//! Shredding Variant columns (`docs/variant-spec.md` §10): choosing a `typed_value`
+//! schema from the data ([`super::infer_typed_value`]) or from a Spark DDL type string
+//! ([`super::typed_value_from_ddl`]), and splitting every row into `value` / `typed_value`
 //! ([`shred`]).
 //!
 //! # The `typed_value` type ("typed shape")
@@ -8,7 +8,7 @@
 //! Like arrow-rs' `shred_variant(array, as_type)`, the functions here speak of the
 //! *typed* shape only: `Struct{a: Int64, b: Utf8}`, `List(Utf8)`, `Int64`, ….
 //! [`shred`] builds the `{value, typed_value}` wrappers itself, following the
-//! canonical Arrow layout (variant-spec.md §12):
+//! canonical Arrow layout (`docs/variant-spec.md` §12):
 //!
 //! ```text
 //! Struct {
@@ -621,7 +621,7 @@ impl ObjectBuilder {
 /// use df_variant::variant::json::JsonToVariant;
 ///
 /// let mut b = VariantColumnBuilder::new(3);
-/// let mut p = JsonToVariant::new(Default::default());
+/// let mut p = JsonToVariant::new(JsonParseOptions::default());
 /// for doc in ["1", "\"one\""] {
 ///     p.parse(doc).unwrap();
 ///     b.append(p.metadata(), p.value());
@@ -691,7 +691,7 @@ mod tests {
     use crate::shredding::ddl::typed_value_from_ddl;
     use crate::shredding::infer::{ShreddingOptions, infer_typed_value};
     use crate::variant::format::to_json_string;
-    use crate::variant::json::JsonToVariant;
+    use crate::variant::json::{JsonParseOptions, JsonToVariant};
     use crate::variant::tz::SessionTz;
     use crate::variant::validate::decode;
     use arrow::array::{AsArray, RecordBatch};
@@ -702,7 +702,7 @@ mod tests {
     /// A Variant column from JSON documents (`None`: SQL NULL).
     fn column(docs: &[Option<String>]) -> ArrayRef {
         let mut b = VariantColumnBuilder::new(docs.len());
-        let mut p = JsonToVariant::new(Default::default());
+        let mut p = JsonToVariant::new(JsonParseOptions::default());
         for d in docs {
             match d {
                 Some(d) => {

@@ -1,5 +1,5 @@
 //! Reconstruction of shredded Variant columns into the binary form
-//! (variant-spec.md §10.8), with errors that name the row, the path and the problem.
+//! (`docs/variant-spec.md` §10.8), with errors that name the row, the path and the problem.
 //!
 //! The shape of the column (`value` / `typed_value` at every level) is checked once;
 //! then every row is rebuilt into value bytes that reuse the row's metadata:
@@ -27,6 +27,8 @@
 //! Leniency: a null object-field group (optional field groups, parquet-testing case 84)
 //! is a missing field; a null list element group is a Variant null; an omitted `value`
 //! column is an all-null `value` (cases 41, 131, 132, 138).
+
+use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryViewArray, BinaryViewBuilder, BooleanArray, Date32Array,
@@ -335,7 +337,7 @@ impl Primitive {
             ShreddedPrimitive::TimestampNanos { utc } => {
                 Self::TimestampNanos(array.as_primitive().clone(), utc)
             }
-            ShreddedPrimitive::String => Self::String(array.clone()),
+            ShreddedPrimitive::String => Self::String(Arc::clone(array)),
             ShreddedPrimitive::Binary => Self::Binary(BinaryColumn::try_new(array, "typed_value")?),
             ShreddedPrimitive::Uuid => Self::Uuid(array.as_fixed_size_binary().clone()),
         })
@@ -385,10 +387,10 @@ impl Primitive {
                 primitive(out, 17, &micros.to_le_bytes());
             }
             Self::TimestampMicros(a, tz) => {
-                primitive(out, if *tz { 12 } else { 13 }, &a.value(row).to_le_bytes())
+                primitive(out, if *tz { 12 } else { 13 }, &a.value(row).to_le_bytes());
             }
             Self::TimestampNanos(a, tz) => {
-                primitive(out, if *tz { 18 } else { 19 }, &a.value(row).to_le_bytes())
+                primitive(out, if *tz { 18 } else { 19 }, &a.value(row).to_le_bytes());
             }
             Self::String(a) => {
                 let s = match a.data_type() {
@@ -472,7 +474,7 @@ impl Level {
 
     /// Appends the rebuilt value of `row`; `Ok(false)` when both `value` and
     /// `typed_value` are null (nothing written).
-    fn write<'a>(&self, row: usize, ctx: &mut RowCtx<'_, 'a>, out: &mut Vec<u8>) -> R<bool> {
+    fn write(&self, row: usize, ctx: &mut RowCtx<'_, '_>, out: &mut Vec<u8>) -> R<bool> {
         let value = self.value.as_ref().and_then(|v| v.get(row));
         let typed = self.typed.as_ref().filter(|t| !t.is_null(row));
         let Some(typed) = typed else {
@@ -880,7 +882,7 @@ mod tests {
             let column = variant(
                 bin(vec![Some(META_A)]),
                 Some(bin(vec![Some(bad)])),
-                typed.clone(),
+                Arc::clone(&typed),
             );
             assert!(VariantInput::try_new(&column).is_err(), "{bad:?}");
         }

@@ -38,7 +38,7 @@ impl AnalyzerRule for VariantCastRewrite {
                 Ok(rewritten.update_data(|e| saved.restore(e)))
             })?;
             if result.transformed {
-                result.map_data(|p| p.recompute_schema())
+                result.map_data(datafusion::logical_expr::LogicalPlan::recompute_schema)
             } else {
                 Ok(result)
             }
@@ -46,7 +46,7 @@ impl AnalyzerRule for VariantCastRewrite {
         .map(|t| t.data)
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "variant_cast_rewrite"
     }
 }

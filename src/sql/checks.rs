@@ -26,7 +26,7 @@ impl AnalyzerRule for VariantOperationCheck {
         Ok(plan)
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "variant_operation_check"
     }
 }

@@ -48,7 +48,7 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 });
 
 impl AggregateUDFImpl for SchemaOfVariantAgg {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "schema_of_variant_agg"
     }
 
@@ -113,7 +113,7 @@ impl Accumulator for SchemaOfVariantAccumulator {
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
         Ok(vec![ScalarValue::Utf8(
-            self.schema.as_ref().map(|s| s.to_string()),
+            self.schema.as_ref().map(std::string::ToString::to_string),
         )])
     }
 

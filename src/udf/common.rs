@@ -1,10 +1,8 @@
 //! Shared plumbing of the SQL functions: argument checks, array/scalar dispatch,
 //! literal arguments, the session time zone, and guarded row decoding.
 
-use std::sync::Arc;
-
 use arrow::array::{Array, ArrayRef};
-use arrow::datatypes::{DataType, Field, FieldRef};
+use arrow::datatypes::{DataType, Field};
 use datafusion::common::{Result, ScalarValue, exec_datafusion_err, plan_err};
 use datafusion::logical_expr::ColumnarValue;
 use parquet_variant::Variant;
@@ -60,11 +58,14 @@ pub fn literal_string<'a>(
 /// Arguments expanded to arrays, remembering whether every one was a scalar so
 /// the result can be a scalar again.
 pub struct Arrays {
+    /// The arguments, scalars expanded to arrays (of one row when all are scalars).
     pub arrays: Vec<ArrayRef>,
+    /// Whether every argument was a scalar.
     pub all_scalar: bool,
 }
 
 impl Arrays {
+    /// Expands `args` for `number_rows` rows.
     pub fn new(args: &[ColumnarValue], number_rows: usize) -> Result<Self> {
         let all_scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let n = if all_scalar { 1 } else { number_rows };
@@ -109,16 +110,6 @@ pub fn decode_row<'m, 'v>(
     value: &'v [u8],
 ) -> Result<Variant<'m, 'v>> {
     validate::decode(metadata, value).map_err(|e| exec_datafusion_err!("{func}: {e}"))
-}
-
-/// A plain (non-variant) nullable return field.
-pub fn plain_field(name: &str, data_type: DataType) -> FieldRef {
-    Arc::new(Field::new(name, data_type, true))
-}
-
-/// The number of rows of the first argument array.
-pub fn rows(arrays: &[ArrayRef]) -> usize {
-    arrays.first().map_or(0, |a| a.len())
 }
 
 /// Calls `f` with every row of a Variant argument, decoded through the guard:

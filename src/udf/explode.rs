@@ -146,7 +146,10 @@ impl VariantExplodeFunc {
 pub use outer::VariantExplodeOuterFunc;
 
 mod outer {
-    use super::*;
+    use super::{
+        Arc, Arrays, ColumnarValue, Documentation, LazyLock, Result, ScalarFunctionArgs,
+        explode_column, explode_type, unary_doc, unary_variant_udf,
+    };
 
     unary_variant_udf!(
         /// `variant_explode_outer(v)` as a scalar function: like `variant_explode`,

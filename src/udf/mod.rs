@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::ScalarUDF;
 
-pub mod common;
+pub(crate) mod common;
 pub mod explode;
 mod is_variant_null;
 mod parse_json;

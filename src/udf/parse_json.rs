@@ -127,17 +127,17 @@ fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
     };
     match input.data_type() {
         DataType::Utf8 => {
-            for t in input.as_string::<i32>().iter() {
+            for t in input.as_string::<i32>() {
                 one(t)?;
             }
         }
         DataType::LargeUtf8 => {
-            for t in input.as_string::<i64>().iter() {
+            for t in input.as_string::<i64>() {
                 one(t)?;
             }
         }
         DataType::Utf8View => {
-            for t in input.as_string_view().iter() {
+            for t in input.as_string_view() {
                 one(t)?;
             }
         }

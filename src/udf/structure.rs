@@ -54,7 +54,10 @@ pub use keys::VariantObjectKeysFunc;
 pub use length::VariantArrayLengthFunc;
 
 mod keys {
-    use super::*;
+    use super::{
+        Arc, Arrays, ColumnarValue, DataType, Documentation, Field, LazyLock, ListBuilder, Result,
+        ScalarFunctionArgs, StringBuilder, Variant, for_each_variant, unary_doc, unary_variant_udf,
+    };
 
     unary_variant_udf!(
         /// `variant_object_keys(v)`: the keys of an object, in the Variant's (sorted)
@@ -95,7 +98,10 @@ mod keys {
 }
 
 mod length {
-    use super::*;
+    use super::{
+        Arc, Arrays, ColumnarValue, DataType, Documentation, Int32Builder, LazyLock, Result,
+        ScalarFunctionArgs, Variant, for_each_variant, unary_doc, unary_variant_udf,
+    };
 
     unary_variant_udf!(
         /// `variant_array_length(v)`: the number of elements of an array; NULL for

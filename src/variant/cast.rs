@@ -19,7 +19,7 @@
 //!   through their shortest decimal text (as Java's `Double.toString`);
 //! * boolean: any non-zero number is `true` (NaN too); strings
 //!   `t/true/y/yes/1` and `f/false/n/no/0`, case-insensitive and trimmed;
-//! * string: [`write_cast_string`]; binary: strings (UTF-8 bytes) and binary;
+//! * string: [`super::format::write_cast_string`]; binary: strings (UTF-8 bytes) and binary;
 //! * date, timestamp, timestamp_ntz: between each other through the session time
 //!   zone, from strings as Spark parses them, numbers to TIMESTAMP as epoch seconds;
 //! * `array<T>`, `struct<..>`, `map<string,T>`: element-wise; a variant null anywhere
@@ -507,5 +507,29 @@ pub(crate) fn to_decimal(v: &Variant<'_, '_>, precision: u8, scale: u8) -> Optio
             f64_to_decimal(timestamp_seconds(v)?, precision, scale)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_helpers() {
+        assert_eq!(rescale(1005, 3, 5, 2), Some(101));
+        assert_eq!(rescale(-1005, 3, 5, 2), Some(-101));
+        assert_eq!(rescale(i128::MAX, 0, 38, 0), None);
+        assert_eq!(rescale(1, 0, 38, 38), None);
+        assert_eq!(rescale(5, 39, 38, 0), Some(0));
+        assert_eq!(parse_integral("  -12 "), Some(-12));
+        assert_eq!(parse_integral("1 2"), None);
+        assert!(parse_decimal_text("1.2.3").is_none());
+        assert!(parse_decimal_text("e5").is_none());
+        assert!(parse_decimal_text("+.5e-1").is_some());
+        assert_eq!(
+            decimal_to_f64(12345678901234567890123456789, 10),
+            1_234_567_890_123_456_789.012_345_678_9
+        );
+        assert_eq!(decimal_to_f32(1, 1), 0.1f32);
     }
 }

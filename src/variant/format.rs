@@ -1,7 +1,7 @@
 //! Spark's exact text output for Variant values: `to_json(variant)` and
 //! `cast(variant AS string)`.
 //!
-//! The layout follows what Spark 4.x prints (see `spark-semantics.md` §4 and §5):
+//! The layout follows what Spark 4.x prints (see `docs/spark-semantics.md` §4 and §5):
 //!
 //! * objects print their keys sorted by UTF-8 bytes, compact JSON, no spaces;
 //! * doubles and floats print the Java way ([`write_java_double`], [`write_java_float`]);
@@ -81,7 +81,7 @@ pub fn write_cast_string(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) 
         Variant::Float(x) => write_java_float(*x, out),
         Variant::Date(d) => write_date(d, out),
         Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
-            write_timestamp(&t.naive_utc(), tz, false, out)
+            write_timestamp(&t.naive_utc(), tz, false, out);
         }
         Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => write_datetime(t, out),
         Variant::Time(t) => write_time(t, out),
@@ -122,16 +122,16 @@ fn json_value(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) {
         Variant::Decimal16(d) => write_decimal(d.integer(), d.scale(), out),
         Variant::Double(x) => {
             if x.is_finite() {
-                write_java_double(*x, out)
+                write_java_double(*x, out);
             } else {
-                quoted(out, |out| write_java_double(*x, out))
+                quoted(out, |out| write_java_double(*x, out));
             }
         }
         Variant::Float(x) => {
             if x.is_finite() {
-                write_java_float(*x, out)
+                write_java_float(*x, out);
             } else {
-                quoted(out, |out| write_java_float(*x, out))
+                quoted(out, |out| write_java_float(*x, out));
             }
         }
         Variant::String(s) => write_json_string(s, out),
@@ -139,10 +139,10 @@ fn json_value(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) {
         Variant::Binary(b) => quoted(out, |out| write_base64(b, out)),
         Variant::Date(d) => quoted(out, |out| write_date(d, out)),
         Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
-            quoted(out, |out| write_timestamp(&t.naive_utc(), tz, true, out))
+            quoted(out, |out| write_timestamp(&t.naive_utc(), tz, true, out));
         }
         Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => {
-            quoted(out, |out| write_datetime(t, out))
+            quoted(out, |out| write_datetime(t, out));
         }
         Variant::Time(t) => quoted(out, |out| write_time(t, out)),
         Variant::Uuid(u) => quoted(out, |out| push_display(u, out)),

@@ -898,7 +898,7 @@ impl fmt::Debug for JsonToVariant {
             .field("options", &self.options)
             .field("metadata_len", &self.metadata.len())
             .field("value_len", &self.value.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -1314,7 +1314,7 @@ mod tests {
         ];
         for (text, expected) in cases {
             with_variant(text, |v| {
-                assert_eq!(v.as_string(), Some(expected), "{text}")
+                assert_eq!(v.as_string(), Some(expected), "{text}");
             });
         }
         // Short string up to 63 bytes, long string beyond, with and without escapes.
@@ -1517,7 +1517,7 @@ mod tests {
         });
         with_variant("[1,2]]", |v| assert_eq!(v.as_list().unwrap().len(), 2));
         with_variant("[1,2]{\"broken", |v| {
-            assert_eq!(v.as_list().unwrap().len(), 2)
+            assert_eq!(v.as_list().unwrap().len(), 2);
         });
         with_variant("{}{}", |v| assert_eq!(v.as_object().unwrap().len(), 0));
     }

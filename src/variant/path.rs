@@ -2,7 +2,7 @@
 //! and `[n]`.
 //!
 //! The grammar is small and literal (see Spark 4.3's behaviour in
-//! `spark-semantics.md` §6):
+//! `docs/spark-semantics.md` §6):
 //!
 //! * a path starts with `$`;
 //! * `.name` takes every character up to the next `.` or `[` (so `$.a-b`,

@@ -1,5 +1,5 @@
 //! `schema_of_variant` and the merge rules of `schema_of_variant_agg`, as Spark 4.x
-//! computes and prints them (`spark-semantics.md` §10).
+//! computes and prints them (`docs/spark-semantics.md` §10).
 //!
 //! Spark merges two schemas with its JSON-inference rule (`JsonInferSchema.compatibleType`
 //! with `VARIANT` as the fallback), which first tries the *tightest common type* and only

@@ -97,6 +97,7 @@ pub enum BinaryColumn {
 }
 
 impl BinaryColumn {
+    /// The column `array` (the child `name` of a Variant column, for errors).
     pub fn try_new(array: &ArrayRef, name: &str) -> Result<Self, ArrowError> {
         Ok(match array.data_type() {
             DataType::Binary => Self::Binary(array.as_binary::<i32>().clone()),
@@ -127,6 +128,7 @@ impl BinaryColumn {
         })
     }
 
+    /// Row `i`; `None` when it is null.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         match self {

@@ -18,6 +18,21 @@ impl Default for SessionTz {
     }
 }
 
+/// A time zone text that is neither an offset nor a known zone name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidTimeZone {
+    /// The text as given.
+    pub text: String,
+}
+
+impl std::fmt::Display for InvalidTimeZone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid time zone '{}'", self.text)
+    }
+}
+
+impl std::error::Error for InvalidTimeZone {}
+
 impl SessionTz {
     /// UTC.
     pub fn utc() -> Self {
@@ -28,7 +43,7 @@ impl SessionTz {
     ///
     /// # Errors
     /// A message naming the text when it is neither an offset nor a known zone.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, InvalidTimeZone> {
         let t = s.trim();
         if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") || t == "GMT" {
             return Ok(Self::utc());
@@ -38,7 +53,9 @@ impl SessionTz {
         }
         t.parse::<chrono_tz::Tz>()
             .map(Self::Named)
-            .map_err(|_| format!("invalid time zone '{s}'"))
+            .map_err(|_| InvalidTimeZone {
+                text: s.to_string(),
+            })
     }
 
     /// The zone's offset at the given UTC instant.
@@ -67,7 +84,7 @@ impl SessionTz {
                     let off = match tz.offset_from_local_datetime(&before) {
                         chrono::LocalResult::Single(o) => o.fix(),
                         chrono::LocalResult::Ambiguous(o, _) => o.fix(),
-                        chrono::LocalResult::None => FixedOffset::east_opt(0).unwrap(),
+                        chrono::LocalResult::None => chrono::Utc.fix(),
                     };
                     *local - off
                 }

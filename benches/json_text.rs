@@ -10,6 +10,8 @@
 //! For each query it prints one JSON line: wall and CPU seconds of every run and
 //! the rows of the last one (cells as strings).
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::time::Instant;
 
 use arrow::util::display::{ArrayFormatter, FormatOptions};

@@ -31,6 +31,8 @@
 //! to BIGINT when there is one. A row whose value cannot be read gets `null` there
 //! and `"errors": {"<column>": "<message>"}` (the other rows are still printed).
 
+#![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -78,22 +80,22 @@ const FIXED: &[Option<&str>] = &[
     Some(
         r#"{"t": true, "f": false, "n": null, "nested_null": {"x": null}, "arr_null": [null, null]}"#,
     ),
-    Some(r#"{}"#),
-    Some(r#"[]"#),
+    Some(r"{}"),
+    Some(r"[]"),
     Some(
         r#"{"e": {}, "a": [], "ea": [{}, []], "deep": {"l1": {"l2": {"l3": {"l4": {"l5": [[[[1]]]]}}}}}}"#,
     ),
-    Some(r#"[1, 2, 3]"#),
+    Some(r"[1, 2, 3]"),
     Some(r#"["a", null, 1.5, true, {"k": "v"}, [1, [2, [3]]]]"#),
     Some(r#"[{"sku": "A-1", "qty": 2}, {"sku": "B-9", "qty": "3"}, {"sku": null}]"#),
     Some(r#""just a string""#),
-    Some(r#"42"#),
-    Some(r#"-9223372036854775808"#),
-    Some(r#"3.14"#),
-    Some(r#"2.5e-7"#),
-    Some(r#"true"#),
-    Some(r#"false"#),
-    Some(r#"null"#),
+    Some(r"42"),
+    Some(r"-9223372036854775808"),
+    Some(r"3.14"),
+    Some(r"2.5e-7"),
+    Some(r"true"),
+    Some(r"false"),
+    Some(r"null"),
     None,
     Some(r#""""#),
     Some(r#"  {"ws" :  [ 1 ,2 ] }  "#),
@@ -142,7 +144,7 @@ fn json_str(s: &str, ascii: bool) -> String {
             c if ascii && !c.is_ascii() => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{:04x}", u));
+                    out.push_str(&format!("\\u{u:04x}"));
                 }
             }
             c => out.push(c),
@@ -291,7 +293,7 @@ fn documents() -> Vec<(i64, Option<String>)> {
                     rng.below(9)
                 ),
                 2 => "[]".to_string(),
-                _ => format!(r#"[{}, null]"#, event(&mut rng, id)),
+                _ => format!(r"[{}, null]", event(&mut rng, id)),
             }),
             13 => Some(
                 rng.pick(&["1", "\"s\"", "null", "12.50", "1.5e300", "false", "{}"])
@@ -593,8 +595,7 @@ async fn read(file: &Path, column: Option<&str>) -> Result<()> {
             row += 1;
         }
     }
-    use std::io::Write;
-    std::io::stdout().write_all(out.as_bytes()).map_err(io)?;
+    std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes()).map_err(io)?;
     Ok(())
 }
 
