@@ -281,7 +281,9 @@ fn main() -> ExitCode {
     // other flags are cargo's and libtest's (`--nocapture`, ...), ignored here.
     let complete = all_args.iter().any(|a| a == "--complete");
     if complete && partitions() != DEFAULT_PARTITIONS {
-        println!("--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions; unset DF_VARIANT_SLT_PARTITIONS");
+        println!(
+            "--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions; unset DF_VARIANT_SLT_PARTITIONS"
+        );
         return ExitCode::FAILURE;
     }
     let args: Vec<String> = all_args

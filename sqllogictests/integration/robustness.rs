@@ -2,7 +2,7 @@
 //! through every entry point. Nothing may panic; every bad input must give a clean
 //! error (or NULL from a `try_` function).
 //!
-//! `cargo test --test robustness` runs 100k+ mutated inputs, plus mutated Parquet
+//! `cargo test --test integration robustness::` runs 100k+ mutated inputs, plus mutated Parquet
 //! files through scans and random paths and types through planning. A panic that
 //! the functions' guard caught ("internal error while reading variant data") fails
 //! the test like an uncaught one.
@@ -10,7 +10,7 @@
 //! The long pass, outside `cargo test`'s default run:
 //!
 //! ```text
-//! DF_VARIANT_FUZZ_ROUNDS=5000000 cargo test --release --test robustness -- --ignored --nocapture
+//! DF_VARIANT_FUZZ_ROUNDS=5000000 cargo test --release --test integration robustness:: -- --ignored --nocapture
 //! ```
 //!
 //! runs `2 × DF_VARIANT_FUZZ_ROUNDS` mutated Variant and JSON inputs (10M with the
@@ -111,6 +111,32 @@ struct Targets {
     paths: Vec<Vec<df_variant::variant::path::PathSegment>>,
 }
 
+/// Whether an unsorted metadata dictionary holds an empty string. The spec and
+/// Spark allow one (`parse_json('{"":1}')`), but parquet-variant 59.3.2 refuses it
+/// ("offsets not monotonically increasing": it wants strictly increasing offsets),
+/// so the comparison with it skips such dictionaries.
+fn has_empty_unsorted_key(metadata: &[u8]) -> bool {
+    let Some(&header) = metadata.first() else {
+        return false;
+    };
+    if header & 0x10 != 0 {
+        return false;
+    }
+    let width = usize::from(header >> 6) + 1;
+    let read = |i: usize| -> Option<usize> {
+        let b = metadata.get(1 + i * width..1 + (i + 1) * width)?;
+        Some(
+            b.iter()
+                .rev()
+                .fold(0, |acc, x| (acc << 8) | usize::from(*x)),
+        )
+    };
+    let Some(n) = read(0) else {
+        return false;
+    };
+    (1..=n).any(|i| matches!((read(i), read(i + 1)), (Some(a), Some(b)) if a == b))
+}
+
 /// Every Rust-level entry point on one (metadata, value) pair.
 fn exercise_bytes(t: &Targets, tz: &SessionTz, metadata: &[u8], value: &[u8]) -> bool {
     let checked = check(metadata, value).is_ok();
@@ -124,11 +150,11 @@ fn exercise_bytes(t: &Targets, tz: &SessionTz, metadata: &[u8], value: &[u8]) ->
     }
     // The independent decoder (parquet-variant's validating constructor) must
     // accept whatever our check accepts.
-    if checked {
-        assert!(
-            Variant::try_new(metadata, value).is_ok(),
-            "check accepted bytes parquet-variant refused: {metadata:02x?} {value:02x?}"
-        );
+    if checked
+        && !has_empty_unsorted_key(metadata)
+        && let Err(e) = Variant::try_new(metadata, value)
+    {
+        panic!("check accepted bytes parquet-variant refused ({e}): {metadata:02x?} {value:02x?}");
     }
     let Ok(v) = decode(metadata, value) else {
         assert!(
@@ -303,7 +329,7 @@ fn mutated_inputs_never_panic() {
 }
 
 #[test]
-#[ignore = "long run: cargo test --release --test robustness -- --ignored"]
+#[ignore = "long run: cargo test --release --test integration robustness:: -- --ignored"]
 fn mutated_inputs_never_panic_long() {
     let rounds: usize = std::env::var("DF_VARIANT_FUZZ_ROUNDS")
         .ok()

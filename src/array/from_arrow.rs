@@ -1315,7 +1315,9 @@ mod tests {
     #[test]
     fn structs_need_to_variant_object() {
         let st = sample_struct();
-        let err = check_convertible(st.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
+        let err = check_convertible(st.data_type(), ToVariantMode::Cast)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION]"),
             "{err}"
@@ -1334,7 +1336,9 @@ mod tests {
             Arc::new(st.clone()),
             None,
         );
-        let err = check_convertible(list.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
+        let err = check_convertible(list.data_type(), ToVariantMode::Cast)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ARRAY<STRUCT<"), "{err}");
         assert!(err.contains("to_variant_object"), "{err}");
 
@@ -1377,7 +1381,9 @@ mod tests {
 
     #[test]
     fn to_variant_object_rejects_scalars() {
-        let err = check_convertible(&DataType::Int32, ToVariantMode::ToVariantObject).unwrap_err().to_string();
+        let err = check_convertible(&DataType::Int32, ToVariantMode::ToVariantObject)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("[DATATYPE_MISMATCH."), "{err}");
         assert!(
             err.contains("to_variant_object requires a struct, map or array"),
@@ -1401,7 +1407,9 @@ mod tests {
     #[test]
     fn maps_with_string_keys_become_objects() {
         let map = string_map();
-        let err = check_convertible(map.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
+        let err = check_convertible(map.data_type(), ToVariantMode::Cast)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("MAP<STRING, INT>"), "{err}");
         assert!(err.contains("to_variant_object"), "{err}");
         assert_eq!(
@@ -1431,7 +1439,9 @@ mod tests {
             None,
             false,
         );
-        let err = check_convertible(map.data_type(), ToVariantMode::ToVariantObject).unwrap_err().to_string();
+        let err = check_convertible(map.data_type(), ToVariantMode::ToVariantObject)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("MAP<INT, INT>"), "{err}");
         assert!(err.contains("STRING"), "{err}");
         assert!(array_to_variant(&map, ToVariantMode::ToVariantObject).is_err());
@@ -1606,7 +1616,9 @@ mod tests {
             Arc::new(DurationSecondArray::from(vec![1])) as ArrayRef,
             Arc::new(Time32SecondArray::from(vec![1])) as ArrayRef,
         ] {
-            let err = check_convertible(a.data_type(), ToVariantMode::Cast).unwrap_err().to_string();
+            let err = check_convertible(a.data_type(), ToVariantMode::Cast)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("CAST_WITHOUT_SUGGESTION"), "{err}");
             assert!(array_to_variant(a.as_ref(), ToVariantMode::Cast).is_err());
         }

@@ -618,7 +618,7 @@ impl ObjectBuilder {
 /// use arrow::datatypes::DataType;
 /// use df_variant::array::{VariantColumnBuilder, VariantInput};
 /// use df_variant::shredding::shred;
-/// use df_variant::variant::json::JsonToVariant;
+/// use df_variant::variant::json::{JsonParseOptions, JsonToVariant};
 ///
 /// let mut b = VariantColumnBuilder::new(3);
 /// let mut p = JsonToVariant::new(JsonParseOptions::default());
