@@ -12,9 +12,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use arrow::util::pretty::pretty_format_batches;
 use datafusion::error::Result;
-use datafusion::physical_plan::{ExecutionPlan, collect};
+use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -173,24 +172,6 @@ fn query(rng: &mut StdRng, table: &str) -> String {
     )
 }
 
-/// The `pruning_errors` of every `VariantScanExec` in an executed plan: a file
-/// whose statistics could not be read (pruning then reads it whole, so a
-/// regression there would otherwise only cost speed).
-fn pruning_errors(plan: &Arc<dyn ExecutionPlan>) -> usize {
-    let own = if plan.name() == "VariantScanExec" {
-        plan.metrics()
-            .and_then(|m| m.sum_by_name("pruning_errors"))
-            .map_or(0, |v| v.as_usize())
-    } else {
-        0
-    };
-    own + plan
-        .children()
-        .into_iter()
-        .map(pruning_errors)
-        .sum::<usize>()
-}
-
 /// The result's values, a line per row (no header: column names name the table).
 /// A pruning error is an error of the query here.
 async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, String> {
@@ -199,7 +180,7 @@ async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, Str
     let batches = collect(Arc::clone(&plan), ctx.task_ctx())
         .await
         .map_err(|e| e.to_string())?;
-    let errors = pruning_errors(&plan);
+    let errors = crate::rules::scan_metric(&plan, "pruning_errors");
     if errors > 0 {
         return Err(format!("{errors} pruning errors"));
     }
@@ -223,35 +204,16 @@ async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<String, Str
     Ok(out)
 }
 
-/// `EXPLAIN ANALYZE` as text.
-async fn explain(ctx: &SessionContext, sql: &str) -> String {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    pretty_format_batches(&batches).unwrap().to_string()
-}
-
 async fn set(ctx: &SessionContext, sql: &str) -> Result<()> {
     ctx.sql(sql).await?.collect().await?;
     Ok(())
 }
 
-/// Sums a metric of `VariantScanExec` over an `EXPLAIN ANALYZE`.
+/// Runs `sql` and sums a metric of its `VariantScanExec` nodes.
 async fn scan_metric(ctx: &SessionContext, sql: &str, metric: &str) -> Result<usize> {
-    let text = explain(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
-    let mut total = 0;
-    for line in text.lines().filter(|l| l.contains("VariantScanExec")) {
-        if let Some(rest) = line.split(&format!("{metric}=")).nth(1) {
-            let number: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'K')
-                .collect();
-            total += if let Some(k) = number.strip_suffix('K') {
-                (k.parse::<f64>().unwrap() * 1000.0) as usize
-            } else {
-                number.parse::<usize>().unwrap_or(0)
-            };
-        }
-    }
-    Ok(total)
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    Ok(crate::rules::scan_metric(&plan, metric))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

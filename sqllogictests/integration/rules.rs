@@ -191,8 +191,9 @@ async fn write_rule_fires_only_on_parquet_sinks_with_variant_columns() -> Result
     Ok(())
 }
 
-/// Sums a metric over the `VariantScanExec` nodes of an executed plan.
-fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+/// Sums a metric over the `VariantScanExec` nodes of an executed plan (also used
+/// by the pushdown tests, for `pruning_errors`).
+pub(crate) fn scan_metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
     let own = if plan.name() == "VariantScanExec" {
         plan.metrics()
             .and_then(|m| m.sum_by_name(name))
@@ -203,7 +204,7 @@ fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
     own + plan
         .children()
         .into_iter()
-        .map(|c| metric(c, name))
+        .map(|c| scan_metric(c, name))
         .sum::<usize>()
 }
 
@@ -218,12 +219,12 @@ async fn scan(f: &Fixture, q: &str) -> Result<(usize, usize, usize, usize)> {
         .iter()
         .map(arrow::array::RecordBatch::num_rows)
         .sum();
-    assert_eq!(metric(&plan, "pruning_errors"), 0, "{q}");
+    assert_eq!(scan_metric(&plan, "pruning_errors"), 0, "{q}");
     Ok((
         rows,
-        metric(&plan, "row_groups_pruned"),
-        metric(&plan, "extractions_pushed"),
-        metric(&plan, "extractions_fallback"),
+        scan_metric(&plan, "row_groups_pruned"),
+        scan_metric(&plan, "extractions_pushed"),
+        scan_metric(&plan, "extractions_fallback"),
     ))
 }
 

@@ -22,9 +22,8 @@
 //! coercion.
 
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Result, ScalarValue};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, LogicalPlan, lit};
 use datafusion::optimizer::AnalyzerRule;
 
@@ -37,20 +36,7 @@ pub struct VariantGetSplit;
 
 impl AnalyzerRule for VariantGetSplit {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let preserver = NamePreserver::new(&node);
-            let result = node.map_expressions(|expr| {
-                let saved = preserver.save(&expr);
-                let rewritten = expr.transform_up(split_extraction)?;
-                Ok(rewritten.update_data(|e| saved.restore(e)))
-            })?;
-            if result.transformed {
-                result.map_data(datafusion::logical_expr::LogicalPlan::recompute_schema)
-            } else {
-                Ok(result)
-            }
-        })
-        .map(|t| t.data)
+        crate::sql::rewrite_expressions(plan, |e, _| split_extraction(e))
     }
 
     fn name(&self) -> &'static str {

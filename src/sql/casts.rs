@@ -29,26 +29,36 @@ pub struct VariantCastRewrite;
 
 impl AnalyzerRule for VariantCastRewrite {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let schema = input_schema(&node);
-            let preserver = NamePreserver::new(&node);
-            let result = node.map_expressions(|expr| {
-                let saved = preserver.save(&expr);
-                let rewritten = expr.transform_up(|e| rewrite_cast(e, &schema))?;
-                Ok(rewritten.update_data(|e| saved.restore(e)))
-            })?;
-            if result.transformed {
-                result.map_data(datafusion::logical_expr::LogicalPlan::recompute_schema)
-            } else {
-                Ok(result)
-            }
-        })
-        .map(|t| t.data)
+        rewrite_expressions(plan, rewrite_cast)
     }
 
     fn name(&self) -> &'static str {
         "variant_cast_rewrite"
     }
+}
+
+/// Rewrites every expression of every node (subqueries included) bottom-up with
+/// `f(expr, input schema)`, keeping output names and recomputing the schemas of
+/// the nodes that changed. The traversal of the analyzer rules of this crate.
+pub(crate) fn rewrite_expressions(
+    plan: LogicalPlan,
+    f: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| {
+        let schema = input_schema(&node);
+        let preserver = NamePreserver::new(&node);
+        let result = node.map_expressions(|expr| {
+            let saved = preserver.save(&expr);
+            let rewritten = expr.transform_up(|e| f(e, &schema))?;
+            Ok(rewritten.update_data(|e| saved.restore(e)))
+        })?;
+        if result.transformed {
+            result.map_data(LogicalPlan::recompute_schema)
+        } else {
+            Ok(result)
+        }
+    })
+    .map(|t| t.data)
 }
 
 /// The schema the node's expressions are evaluated against: its inputs merged.

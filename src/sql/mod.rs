@@ -6,6 +6,7 @@ mod checks;
 pub mod path_syntax;
 
 pub use casts::VariantCastRewrite;
+pub(crate) use casts::rewrite_expressions;
 pub use checks::VariantOperationCheck;
 pub use path_syntax::VariantExprPlanner;
 
