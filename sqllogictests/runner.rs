@@ -16,6 +16,14 @@
 //! with `N` instead (`.ci/run` uses 1, 3 and 8, so that no expected answer or
 //! error depends on partitioning), skipping the `EXPLAIN` records, whose plans
 //! are pinned for 2.
+//!
+//! `DF_VARIANT_SLT_MODE` runs every statement and query another way, with the
+//! same expected answers (`EXPLAIN` records skipped):
+//! - `roundtrip`: each physical plan goes through bytes and back
+//!   ([`df_variant::codec`]) before it runs;
+//! - `distributed`: each query runs on an in-memory cluster of three
+//!   datafusion-distributed workers ([`df_variant::distributed::InMemoryCluster`]),
+//!   with every file scan split into tasks.
 
 #![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
 
@@ -35,9 +43,27 @@ const DEFAULT_DIR: &str = "sqllogictests/test_files";
 /// Where `.slt` files write; emptied at the start of every run.
 const SCRATCH_DIR: &str = "sqllogictests/test_files/scratch";
 
+/// How statements run (`DF_VARIANT_SLT_MODE`, see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Direct,
+    Roundtrip,
+    Distributed,
+}
+
+fn mode() -> Mode {
+    match std::env::var("DF_VARIANT_SLT_MODE").as_deref() {
+        Ok("roundtrip") => Mode::Roundtrip,
+        Ok("distributed") => Mode::Distributed,
+        Ok("" | "direct") | Err(_) => Mode::Direct,
+        Ok(other) => panic!("DF_VARIANT_SLT_MODE={other}: expected roundtrip or distributed"),
+    }
+}
+
 /// The engine under test: one DataFusion session with df-variant registered.
 struct VariantDb {
     ctx: Arc<SessionContext>,
+    mode: Mode,
 }
 
 #[derive(Debug)]
@@ -100,7 +126,56 @@ impl AsyncDB for VariantDb {
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
         let df = self.ctx.sql(sql).await?;
         let schema = Arc::clone(df.schema().inner());
-        let batches = df.collect().await?;
+        let batches = if self.mode == Mode::Roundtrip {
+            let plan = df.create_physical_plan().await?;
+            if writes_memory_table(&plan) {
+                // An INSERT into a memory table writes into this process: it
+                // cannot be shipped (the codec refuses it), so it runs here.
+                let task_ctx = self.ctx.task_ctx();
+                return finish(
+                    schema,
+                    datafusion::physical_plan::collect(plan, task_ctx).await?,
+                );
+            }
+            let bytes = df_variant::codec::plan_to_bytes(plan)?;
+            let task_ctx = self.ctx.task_ctx();
+            let plan = df_variant::codec::plan_from_bytes(&bytes, &task_ctx)?;
+            datafusion::physical_plan::collect(plan, task_ctx).await?
+        } else if self.mode == Mode::Distributed {
+            let plan = df.create_physical_plan().await?;
+            if plan.name() == "DistributedExec" {
+                DISTRIBUTED_PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            datafusion::physical_plan::collect(plan, self.ctx.task_ctx()).await?
+        } else {
+            df.collect().await?
+        };
+        finish(schema, batches)
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &'static str {
+        "df-variant"
+    }
+}
+
+/// Queries that the distributed mode planned as distributed (ran on workers).
+static DISTRIBUTED_PLANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether `plan` inserts into an in-memory table.
+fn writes_memory_table(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> bool {
+    plan.downcast_ref::<datafusion::datasource::sink::DataSinkExec>()
+        // DataFusion does not export `MemSink`.
+        .is_some_and(|d| format!("{:?}", d.sink()).starts_with("MemSink"))
+}
+
+/// The rows of a result, as the runner compares them.
+fn finish(
+    schema: arrow::datatypes::SchemaRef,
+    batches: Vec<arrow::array::RecordBatch>,
+) -> Result<DBOutput<DefaultColumnType>, DbError> {
+    {
         if schema.fields().is_empty() {
             return Ok(DBOutput::StatementComplete(0));
         }
@@ -143,12 +218,6 @@ impl AsyncDB for VariantDb {
             }
         }
         Ok(DBOutput::Rows { types, rows })
-    }
-
-    async fn shutdown(&mut self) {}
-
-    fn engine_name(&self) -> &'static str {
-        "df-variant"
     }
 }
 
@@ -193,10 +262,22 @@ async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
         tally.failed += 1;
         return;
     }
-    let ctx = Arc::new(df_variant::variant_context_with_config(config));
+    let mode = mode();
+    // Dropped (workers stopped) when the file is done.
+    let mut cluster = None;
+    let ctx = if mode == Mode::Distributed {
+        let runtime = Arc::new(datafusion::execution::runtime_env::RuntimeEnv::default());
+        let workers = df_variant::distributed::InMemoryCluster::start(3, Arc::clone(&runtime));
+        let builder = df_variant::variant_state_builder(config, runtime);
+        let state = workers.coordinator(builder).unwrap().build();
+        cluster = Some(workers);
+        Arc::new(SessionContext::new_with_state(state).enable_url_table())
+    } else {
+        Arc::new(df_variant::variant_context_with_config(config))
+    };
     let mut runner = Runner::new(move || {
         let ctx = Arc::clone(&ctx);
-        async move { Ok::<_, DbError>(VariantDb { ctx }) }
+        async move { Ok::<_, DbError>(VariantDb { ctx, mode }) }
     });
     runner.with_column_validator(column_validator);
     if complete {
@@ -228,7 +309,7 @@ async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
             Record::Statement { sql, .. } | Record::Query { sql, .. } => Some(sql.as_str()),
             _ => None,
         };
-        if partitions != DEFAULT_PARTITIONS
+        if (partitions != DEFAULT_PARTITIONS || mode != Mode::Direct)
             && sql.is_some_and(|s| s.trim_start().to_ascii_uppercase().starts_with("EXPLAIN"))
         {
             tally.skipped += 1;
@@ -243,6 +324,7 @@ async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
             }
         }
     }
+    drop(cluster);
 }
 
 /// The partitions the `EXPLAIN` records of the files are written for.
@@ -280,9 +362,10 @@ fn main() -> ExitCode {
     // `--complete` rewrites the files with the actual results (review the diff);
     // other flags are cargo's and libtest's (`--nocapture`, ...), ignored here.
     let complete = all_args.iter().any(|a| a == "--complete");
-    if complete && partitions() != DEFAULT_PARTITIONS {
+    if complete && (partitions() != DEFAULT_PARTITIONS || mode() != Mode::Direct) {
         println!(
-            "--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions; unset DF_VARIANT_SLT_PARTITIONS"
+            "--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions run directly; \
+             unset DF_VARIANT_SLT_PARTITIONS and DF_VARIANT_SLT_MODE"
         );
         return ExitCode::FAILURE;
     }
@@ -330,6 +413,14 @@ fn main() -> ExitCode {
             "FAILED"
         };
         println!("{status}: {}", file.display());
+    }
+    if mode() == Mode::Distributed {
+        let n = DISTRIBUTED_PLANS.load(std::sync::atomic::Ordering::Relaxed);
+        println!("{n} statements ran on the in-memory cluster's workers");
+        if n == 0 {
+            println!("FAILED: no plan was distributed");
+            tally.failed += 1;
+        }
     }
     if tally.skipped > 0 {
         println!(

@@ -29,11 +29,15 @@
 
 pub mod array;
 mod boundary;
+#[cfg(feature = "proto")]
+pub mod codec;
 pub mod config;
 #[cfg(feature = "delta")]
 pub mod delta;
 #[doc(hidden)]
 pub mod demo;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub(crate) mod fs;
 pub mod ingest;
 pub mod optimizer;
@@ -164,6 +168,19 @@ pub fn variant_context_with_runtime(
     config: SessionConfig,
     runtime: Arc<RuntimeEnv>,
 ) -> SessionContext {
+    // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
+    SessionContext::new_with_state(variant_state_builder(config, runtime).build())
+        .enable_url_table()
+}
+
+/// The builder behind [`variant_context_with_runtime`]: DataFusion's defaults,
+/// Spark's built-ins when `variant.spark_functions` is set, and [`with_variant`];
+/// more can be added before it is built (for example
+/// [`distributed::with_workers`]).
+pub fn variant_state_builder(
+    config: SessionConfig,
+    runtime: Arc<RuntimeEnv>,
+) -> SessionStateBuilder {
     let spark = config
         .options()
         .extensions
@@ -176,8 +193,7 @@ pub fn variant_context_with_runtime(
     if spark {
         builder = spark::with_spark_functions(builder);
     }
-    // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
-    SessionContext::new_with_state(with_variant(builder).build()).enable_url_table()
+    with_variant(builder)
 }
 
 /// A runtime whose queries together use at most `limit` bytes of tracked memory:

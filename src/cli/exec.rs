@@ -52,15 +52,30 @@ impl Session {
         {
             eprintln!("Error: {}", one_line(&e));
         }
-        let ctx = match args.memory_limit.map(df_variant::memory_limited_runtime) {
-            Some(Ok(runtime)) => df_variant::variant_context_with_runtime(config, runtime),
+        let runtime = match args.memory_limit.map(df_variant::memory_limited_runtime) {
+            Some(Ok(runtime)) => runtime,
             Some(Err(e)) => {
                 // Running without the limit the user asked for would be wrong.
                 eprintln!("Error: --memory-limit: {}", one_line(&e));
                 std::process::exit(2);
             }
-            None => df_variant::variant_context_with_config(config),
+            None => Arc::default(),
         };
+        let builder = df_variant::variant_state_builder(config, runtime);
+        #[cfg(feature = "distributed")]
+        let builder = if args.workers.is_empty() {
+            builder
+        } else {
+            match df_variant::distributed::with_workers(builder, args.workers.clone()) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("Error: --workers: {}", one_line(&e));
+                    std::process::exit(2);
+                }
+            }
+        };
+        // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
+        let ctx = SessionContext::new_with_state(builder.build()).enable_url_table();
         Self {
             ctx,
             format: args.format,

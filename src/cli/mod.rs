@@ -80,6 +80,12 @@ pub struct Args {
     /// with "Resources exhausted". Default: no limit.
     #[arg(long, value_name = "SIZE", value_parser = df_variant::parse_memory_size)]
     pub memory_limit: Option<usize>,
+    /// Run queries on these df-variant workers (comma-separated URLs such as
+    /// `http://127.0.0.1:50051`, started with `df-variant worker`): this process
+    /// plans and runs the last stage, the workers run the rest.
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "URLS", value_delimiter = ',')]
+    pub workers: Vec<url::Url>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -101,6 +107,56 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
+    /// Serve a distributed-execution worker (datafusion-distributed, gRPC) with
+    /// everything of df-variant, for coordinators started with `--workers`.
+    /// Prints `listening on http://ADDR:PORT` once it accepts queries.
+    #[cfg(feature = "distributed")]
+    Worker {
+        /// TCP port (0: any free port, printed).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// Address to listen on; the default accepts only this machine.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+    },
+}
+
+/// `df-variant worker`: serves until killed.
+#[cfg(feature = "distributed")]
+async fn serve_worker(bind: std::net::IpAddr, port: u16, memory_limit: Option<usize>) -> ExitCode {
+    use std::io::Write;
+    let runtime = match memory_limit.map(df_variant::memory_limited_runtime) {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            eprintln!("Error: --memory-limit: {e}");
+            return ExitCode::FAILURE;
+        }
+        None => std::sync::Arc::default(),
+    };
+    let listener = match tokio::net::TcpListener::bind((bind, port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: cannot listen on {bind}:{port}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => {
+            println!("listening on http://{addr}");
+            let _ = std::io::stdout().flush();
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match df_variant::distributed::serve(listener, runtime).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: worker stopped: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn generate_bluesky(rows: u64, seed: u64, out: Option<&PathBuf>) -> ExitCode {
@@ -128,8 +184,15 @@ fn generate_bluesky(rows: u64, seed: u64, out: Option<&PathBuf>) -> ExitCode {
 /// Runs the command line; the exit code is non-zero when a statement of -c / -f
 /// or the demo failed.
 pub async fn run(args: Args) -> ExitCode {
-    if let Some(Command::GenerateBluesky { rows, seed, out }) = &args.command {
-        return generate_bluesky(*rows, *seed, out.as_ref());
+    match &args.command {
+        Some(Command::GenerateBluesky { rows, seed, out }) => {
+            return generate_bluesky(*rows, *seed, out.as_ref());
+        }
+        #[cfg(feature = "distributed")]
+        Some(Command::Worker { port, bind }) => {
+            return serve_worker(*bind, *port, args.memory_limit).await;
+        }
+        None => {}
     }
     let session = Session::new(&args);
     if args.demo {

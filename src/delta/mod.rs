@@ -38,6 +38,7 @@ use datafusion::catalog::TableFunction;
 
 pub use format::{DeltaFormat, DeltaFormatFactory};
 pub use table::{DeltaScan, DeltaTable, DeltaTableFactory};
+pub use write::{DeltaSink, NewTable};
 
 /// The table functions of this module (`delta_scan`).
 pub fn table_functions() -> Vec<Arc<TableFunction>> {

@@ -202,6 +202,32 @@ impl ReadJsonVariantExec {
     pub fn groups(&self) -> &[Vec<FileRange>] {
         &self.groups
     }
+
+    /// Everything the node is made of, for the plan codec.
+    #[cfg(feature = "proto")]
+    pub(crate) fn parts(&self) -> JsonExecParts<'_> {
+        JsonExecParts {
+            function: self.function,
+            files: &self.files,
+            groups: &self.groups,
+            schema: &self.schema,
+            tolerant: self.tolerant,
+            json: self.json,
+            chunk_size: self.chunk_size,
+        }
+    }
+}
+
+/// The parts of a [`ReadJsonVariantExec`].
+#[cfg(feature = "proto")]
+pub(crate) struct JsonExecParts<'a> {
+    pub(crate) function: &'static str,
+    pub(crate) files: &'a [InputFile],
+    pub(crate) groups: &'a [Vec<FileRange>],
+    pub(crate) schema: &'a SchemaRef,
+    pub(crate) tolerant: bool,
+    pub(crate) json: JsonParseOptions,
+    pub(crate) chunk_size: usize,
 }
 
 impl DisplayAs for ReadJsonVariantExec {

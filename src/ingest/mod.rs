@@ -78,6 +78,13 @@ pub const READ_JSON_VARIANT: &str = "read_json_variant";
 /// Name of the tolerant table function (malformed lines give NULL rows).
 pub const TRY_READ_JSON_VARIANT: &str = "try_read_json_variant";
 
+/// The static name of an NDJSON table function, for a decoded plan.
+pub(crate) fn function_name(name: &str) -> Option<&'static str> {
+    [READ_JSON_VARIANT, TRY_READ_JSON_VARIANT]
+        .into_iter()
+        .find(|f| *f == name)
+}
+
 /// `read_json_variant(path)` (or, when tolerant, `try_read_json_variant(path)`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadJsonVariant {

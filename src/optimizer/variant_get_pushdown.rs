@@ -4,11 +4,12 @@
 //! Every Parquet scan over a VARIANT column gets our per-file expression adapter
 //! ([`crate::parquet::VariantExprAdapterFactory`]), which reassembles each file's
 //! layout into the table's unshredded type and answers path extractions in the
-//! scan's projection from the file's `typed_value` leaves. With `variant.pushdown`
-//! on (the default), a scan whose projection holds extractions is wrapped in a
-//! [`VariantScanExec`], and the extraction conjuncts of a filter above it (through
-//! repartitions and batch coalescing) are handed to that node for row-group, page
-//! and file pruning.
+//! scan's projection from the file's `typed_value` leaves. The scan is wrapped in a
+//! [`VariantScanExec`], which carries what a serialized plan loses (the adapter,
+//! per-file bounds; see [`crate::codec`]). With `variant.pushdown` on (the
+//! default), the node holds the projected extractions, and the extraction
+//! conjuncts of a filter above it (through repartitions and batch coalescing) are
+//! handed to it for row-group, page and file pruning.
 //!
 //! ```text
 //! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
@@ -17,10 +18,16 @@
 //! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
 //!   VariantScanExec: extractions=[v.$.a as bigint], predicates=[.. > 5]
 //!     DataSourceExec: projection=[...], file_type=parquet   (adapter: VariantExprAdapterFactory)
+//!
+//! SELECT to_json(v) FROM t   (no extraction: the node only carries the adapter)
+//!   DataSourceExec: projection=[v], file_type=parquet
+//! =>
+//!   VariantScanExec: extractions=[]
+//!     DataSourceExec: projection=[v], file_type=parquet   (adapter: VariantExprAdapterFactory)
 //! ```
 //!
-//! The rule does not fire on scans without VARIANT columns, on non-Parquet scans,
-//! and (for the wrapping) when no extraction with literal arguments reached the
+//! The rule does not fire on scans without VARIANT columns or on non-Parquet
+//! scans, and pushes no extraction when none with literal arguments reached the
 //! projection: a non-literal path, or a `variant_get` with a type, which the
 //! analyzer first splits ([`super::variant_get_split`]). Whether a given file can
 //! answer an extraction from its leaves (a path through an array, an unshredded
@@ -32,7 +39,7 @@ use std::sync::Arc;
 
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::datasource::physical_plan::FileScanConfigBuilder;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_expr::PhysicalExpr;
@@ -61,10 +68,20 @@ impl PhysicalOptimizerRule for VariantGetPushdown {
         config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pushdown = pushdown_enabled(config);
+        // Scans first (a scan already wrapped is left alone, so the rule can run
+        // twice), then the filters above them.
+        let plan = plan
+            .transform_down(|node| {
+                if node.downcast_ref::<VariantScanExec>().is_some() {
+                    return Ok(Transformed::new(node, false, TreeNodeRecursion::Jump));
+                }
+                Ok(match install_adapter(&node, pushdown)? {
+                    Some(scan) => Transformed::new(scan, true, TreeNodeRecursion::Jump),
+                    None => Transformed::no(node),
+                })
+            })?
+            .data;
         plan.transform_up(|node| {
-            if let Some(scan) = install_adapter(&node, pushdown)? {
-                return Ok(Transformed::yes(scan));
-            }
             if pushdown
                 && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
                 && let Some(input) = push_filter(filter)?
@@ -89,7 +106,7 @@ impl PhysicalOptimizerRule for VariantGetPushdown {
 }
 
 /// A Parquet scan over VARIANT columns with our adapter, wrapped in a
-/// `VariantScanExec` when it projects extractions.
+/// `VariantScanExec` (with the projected extractions when the pushdown is on).
 fn install_adapter(
     node: &Arc<dyn ExecutionPlan>,
     pushdown: bool,
@@ -116,19 +133,13 @@ fn install_adapter(
         .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
         .unwrap_or_default();
     let exec = DataSourceExec::from_data_source(new_config.clone()) as Arc<dyn ExecutionPlan>;
-    if !pushdown || projected.is_empty() {
-        return Ok(Some(exec));
-    }
     let extractions = ScanExtractions {
-        projected,
+        projected: if pushdown { projected } else { Vec::new() },
         predicates: Vec::new(),
     };
-    Ok(Some(Arc::new(VariantScanExec::new(
-        exec,
-        new_config,
-        extractions,
-        base,
-    ))))
+    Ok(Some(Arc::new(
+        VariantScanExec::new(exec, new_config, extractions, base).with_pushdown(pushdown),
+    )))
 }
 
 /// Operators between a filter and its scan that keep rows and columns as they are.

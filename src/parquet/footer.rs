@@ -180,6 +180,20 @@ impl AsyncFileReader for GuardedReader {
     }
 }
 
+/// `config` with the footer guard on its Parquet reader factory (a decoded plan
+/// loses it: datafusion-proto keeps no custom reader factory).
+///
+/// # Errors
+/// When the scan's object store is not registered in `runtime`.
+pub fn guarded_scan_config(
+    config: &FileScanConfig,
+    runtime: &datafusion::execution::runtime_env::RuntimeEnv,
+) -> Result<FileScanConfig> {
+    let store = runtime.object_store(&config.object_store_url)?;
+    let cache = Some(runtime.cache_manager.get_file_metadata_cache());
+    Ok(guarded_config(config, cache, store).unwrap_or_else(|| config.clone()))
+}
+
 /// `config` with its Parquet source's reader factory guarded; `None` when the
 /// source is not Parquet.
 fn guarded_config(

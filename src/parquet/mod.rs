@@ -61,6 +61,7 @@ pub use adapter::{ReassembleVariant, VariantExprAdapterFactory};
 pub use bounds::{Bounds, PathBounds, PathKey};
 pub use footer::{
     GuardedReaderFactory, check_parquet_footer, check_parquet_tail, guard_parquet_scan,
+    guarded_scan_config,
 };
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use scan::{ScanExtractions, VariantScanExec};

@@ -94,13 +94,22 @@ impl ScanMetrics {
 }
 
 /// Wraps a Parquet `DataSourceExec` (see the module docs).
+///
+/// Every Parquet scan over a VARIANT column is wrapped, also when it extracts
+/// nothing (then it only runs its child): the node marks the scan whose
+/// expression adapter and per-file bounds a serialized plan cannot carry, so that
+/// [`crate::codec`] re-installs them on the other side.
 #[derive(Debug)]
 pub struct VariantScanExec {
     input: Arc<dyn ExecutionPlan>,
+    /// The scan's configuration when the node was planned; execution reads the
+    /// child's (after a split into tasks, each task has its own files).
     config: FileScanConfig,
     extractions: ScanExtractions,
     /// The scan's own expression adapter, under ours.
     base_adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    /// Whether extractions read shredded leaves (`variant.pushdown`).
+    pushdown: bool,
     metrics: ExecutionPlanMetricsSet,
 }
 
@@ -118,8 +127,26 @@ impl VariantScanExec {
             config,
             extractions,
             base_adapter,
+            pushdown: true,
             metrics: ExecutionPlanMetricsSet::new(),
         }
+    }
+
+    /// The same node with the shredded pushdown on or off (as its adapter has it).
+    pub fn with_pushdown(mut self, pushdown: bool) -> Self {
+        self.pushdown = pushdown;
+        self
+    }
+
+    /// Whether extractions read shredded leaves.
+    pub fn pushdown(&self) -> bool {
+        self.pushdown
+    }
+
+    /// The scan's own expression adapter factory, under ours (`None`: DataFusion's
+    /// default).
+    pub fn base_adapter(&self) -> Option<&Arc<dyn PhysicalExprAdapterFactory>> {
+        self.base_adapter.as_ref()
     }
 
     /// The extractions this scan pushes and prunes on.
@@ -130,6 +157,16 @@ impl VariantScanExec {
     /// The wrapped scan's configuration.
     pub fn config(&self) -> &FileScanConfig {
         &self.config
+    }
+
+    /// The wrapped scan.
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+
+    /// Nothing to push or prune on: the node only carries the adapter.
+    fn adapter_only(&self) -> bool {
+        self.extractions.projected.is_empty() && self.extractions.predicates.is_empty()
     }
 
     /// The same scan with more filter predicates to prune on. When the Parquet
@@ -163,12 +200,10 @@ impl VariantScanExec {
             }
             _ => (Arc::clone(&self.input), self.config.clone()),
         };
-        Ok(Self::new(
-            input,
-            config,
-            extractions,
-            self.base_adapter.clone(),
-        ))
+        Ok(
+            Self::new(input, config, extractions, self.base_adapter.clone())
+                .with_pushdown(self.pushdown),
+        )
     }
 
     /// Every distinct extraction, projected or filtered on.
@@ -223,6 +258,9 @@ impl DisplayAs for VariantScanExec {
                 .collect();
             write!(f, ", pruning_predicate=[{}]", preds.join(", "))?;
         }
+        if !self.pushdown {
+            write!(f, ", pushdown=off")?;
+        }
         Ok(())
     }
 }
@@ -256,15 +294,18 @@ impl ExecutionPlan for VariantScanExec {
         let input = children.pop().ok_or_else(|| {
             datafusion::common::internal_datafusion_err!("VariantScanExec needs its scan")
         })?;
-        // A rebuilt child is a new scan: take its configuration.
-        let Some(config) = scan_config(&input).cloned() else {
-            return Ok(input);
-        };
+        // A rebuilt child is a new scan: take its configuration. Another child
+        // (a distributed planner's per-task leaf) keeps the node: each task's
+        // plan gets its own Parquet scan back before it runs.
+        let config = scan_config(&input)
+            .cloned()
+            .unwrap_or_else(|| self.config.clone());
         Ok(Arc::new(Self {
             input,
             config,
             extractions: self.extractions.clone(),
             base_adapter: self.base_adapter.clone(),
+            pushdown: self.pushdown,
             metrics: ExecutionPlanMetricsSet::new(),
         }))
     }
@@ -286,15 +327,20 @@ impl ExecutionPlan for VariantScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let files = self
-            .config
+        if self.adapter_only() {
+            return self.input.execute(partition, context);
+        }
+        // Over a distributed planner's per-task leaf that runs here (one task),
+        // the leaf runs the scan it was made from: the planned one.
+        let config = scan_config(&self.input).unwrap_or(&self.config);
+        let files = config
             .file_groups
             .get(partition)
             .map(|g| g.files().to_vec())
             .unwrap_or_default();
         let store = context
             .runtime_env()
-            .object_store(&self.config.object_store_url)?;
+            .object_store(&config.object_store_url)?;
         let cache = context
             .runtime_env()
             .cache_manager
@@ -303,9 +349,9 @@ impl ExecutionPlan for VariantScanExec {
         let planner = Arc::new(FilePlanner::new(
             self.all_extractions(),
             &self.extractions.predicates,
-            self.config.file_schema(),
+            config.file_schema(),
         ));
-        let config = self.config.clone();
+        let config = config.clone();
         let base_adapter = self.base_adapter.clone();
         let limit = config.limit;
         let schema = self.schema();

@@ -77,6 +77,26 @@ impl VariantParquetSink {
     }
 }
 
+impl VariantParquetSink {
+    /// Its configuration, Parquet options, shredding mode and settings (for the
+    /// plan codec).
+    pub fn parts(
+        &self,
+    ) -> (
+        &FileSinkConfig,
+        &TableParquetOptions,
+        &ShreddingMode,
+        &VariantOptions,
+    ) {
+        (
+            &self.config,
+            &self.parquet_options,
+            &self.mode,
+            &self.options,
+        )
+    }
+}
+
 impl DisplayAs for VariantParquetSink {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mode = match &self.mode {

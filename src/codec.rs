@@ -1,0 +1,767 @@
+//! Physical plans through bytes: [`VariantPhysicalCodec`], a datafusion-proto
+//! [`PhysicalExtensionCodec`] for everything df-variant adds to a physical plan.
+//!
+//! Services built on DataFusion ship physical plans between processes (a
+//! coordinator and its workers, a Flight SQL front end and its executors).
+//! datafusion-proto 55.2 serializes a Parquet `DataSourceExec` itself, before any
+//! user codec is asked, and keeps neither the scan's expression adapter (our
+//! per-file reassembly of differently shredded files and the shredded-leaf reads)
+//! nor `PartitionedFile::extensions` (the Delta per-path bounds) nor a custom
+//! Parquet reader factory (our footer guard). So every Parquet scan over a VARIANT
+//! column is wrapped in a [`VariantScanExec`] (see [`crate::optimizer`]), which
+//! this codec encodes with what the scan below it loses, and re-installs on
+//! decode:
+//!
+//! | node | carries |
+//! |---|---|
+//! | [`VariantScanExec`] | the pushdown switch, the pruning predicates, each file's [`PathBounds`]; on decode the adapter and the footer guard go back on its scan |
+//! | [`ReadJsonVariantExec`] | files, byte ranges per partition, parse options |
+//! | `DataSinkExec` + [`VariantParquetSink`] | the Parquet sink's configuration, the shredding mode and settings, the sort order |
+//! | `DataSinkExec` + `DeltaSink` | table URL, schema, the table to create, the sort order |
+//!
+//! Our functions travel by name and are found in the receiving session, which
+//! must therefore have them registered ([`crate::with_variant`] or
+//! [`crate::register_all`]). Nothing is dropped silently: a node of ours that
+//! cannot be encoded (a scan with a user's own expression adapter under ours) is
+//! an error naming it, and so is any other node the codec is asked about.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! let ctx = df_variant::variant_context();
+//! let plan = ctx
+//!     .sql(r#"SELECT to_json(parse_json('{"a": 1}')) AS j"#)
+//!     .await?
+//!     .create_physical_plan()
+//!     .await?;
+//! let bytes = df_variant::codec::plan_to_bytes(plan)?;
+//! // ... in another process, with a session that has df-variant registered:
+//! let plan = df_variant::codec::plan_from_bytes(&bytes, &ctx.task_ctx())?;
+//! let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx()).await?;
+//! assert_eq!(batches[0].num_rows(), 1);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::common::{Result, ScalarValue, internal_datafusion_err, internal_err};
+use datafusion::config::ConfigExtension;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, FileSink};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::bytes::{
+    physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+};
+use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+use datafusion_proto::physical_plan::PhysicalProtoConverterExtension;
+use datafusion_proto::physical_plan::from_proto::parse_physical_expr;
+use datafusion_proto::physical_plan::to_proto::serialize_physical_expr;
+use datafusion_proto::protobuf;
+use prost::Message;
+
+use crate::config::{ShreddingMode, VariantOptions};
+use crate::fs::InputFile;
+use crate::ingest::ReadJsonVariantExec;
+use crate::ingest::split::FileRange;
+use crate::parquet::{
+    PathBounds, ScanExtractions, VariantExprAdapterFactory, VariantParquetSink, VariantScanExec,
+    extractions_in, scan_config,
+};
+use crate::variant::json::JsonParseOptions;
+
+/// The [`PhysicalExtensionCodec`] of df-variant (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct VariantPhysicalCodec {
+    drop_adapters: bool,
+}
+
+impl VariantPhysicalCodec {
+    /// A codec with a planted fault: decoded scans do not get the expression
+    /// adapter back. Only for proving that the round-trip tests catch it.
+    #[doc(hidden)]
+    pub fn planted_fault_dropping_adapters() -> Self {
+        Self {
+            drop_adapters: true,
+        }
+    }
+}
+
+/// `plan` as bytes, with [`VariantPhysicalCodec`].
+///
+/// # Errors
+/// When a node of the plan cannot be serialized; the message names it.
+pub fn plan_to_bytes(plan: Arc<dyn ExecutionPlan>) -> Result<Bytes> {
+    physical_plan_to_bytes_with_extension_codec(plan, &VariantPhysicalCodec::default())
+}
+
+/// The plan encoded by [`plan_to_bytes`], decoded for the session of `ctx`
+/// (which must have df-variant's functions registered).
+///
+/// # Errors
+/// When the bytes are not such a plan, or name a function `ctx` lacks.
+pub fn plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn ExecutionPlan>> {
+    physical_plan_from_bytes_with_extension_codec(bytes, ctx, &VariantPhysicalCodec::default())
+}
+
+// The wire format: hand-written prost messages (no protoc at build time), with
+// DataFusion's own messages for expressions, schemas, scalars and sinks inside.
+
+#[derive(Clone, PartialEq, Message)]
+struct VariantNode {
+    #[prost(oneof = "node::Kind", tags = "1, 2, 3, 4")]
+    kind: Option<node::Kind>,
+}
+
+mod node {
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub(super) enum Kind {
+        #[prost(message, tag = "1")]
+        Scan(super::ScanNode),
+        #[prost(message, tag = "2")]
+        Json(super::JsonNode),
+        #[prost(message, tag = "3")]
+        ParquetSink(super::ParquetSinkNode),
+        #[prost(message, tag = "4")]
+        DeltaSink(super::DeltaSinkNode),
+    }
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ScanNode {
+    #[prost(bool, tag = "1")]
+    pushdown: bool,
+    /// Over the scan's table schema.
+    #[prost(message, repeated, tag = "2")]
+    predicates: Vec<protobuf::PhysicalExprNode>,
+    #[prost(message, repeated, tag = "3")]
+    files: Vec<FileBoundsNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct FileBoundsNode {
+    /// The file's location in its object store.
+    #[prost(string, tag = "1")]
+    location: String,
+    #[prost(uint64, optional, tag = "2")]
+    num_rows: Option<u64>,
+    #[prost(message, repeated, tag = "3")]
+    paths: Vec<PathBoundNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct PathBoundNode {
+    #[prost(string, tag = "1")]
+    column: String,
+    #[prost(string, repeated, tag = "2")]
+    keys: Vec<String>,
+    #[prost(message, optional, tag = "3")]
+    min: Option<protobuf::ScalarValue>,
+    #[prost(message, optional, tag = "4")]
+    max: Option<protobuf::ScalarValue>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct JsonNode {
+    #[prost(string, tag = "1")]
+    function: String,
+    #[prost(message, repeated, tag = "2")]
+    files: Vec<InputFileNode>,
+    #[prost(message, repeated, tag = "3")]
+    groups: Vec<RangeGroupNode>,
+    #[prost(message, optional, tag = "4")]
+    schema: Option<protobuf::Schema>,
+    #[prost(bool, tag = "5")]
+    tolerant: bool,
+    #[prost(bool, tag = "6")]
+    allow_duplicate_keys: bool,
+    #[prost(uint64, tag = "7")]
+    max_depth: u64,
+    #[prost(bool, tag = "8")]
+    reject_trailing_content: bool,
+    #[prost(uint64, tag = "9")]
+    chunk_size: u64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct InputFileNode {
+    #[prost(string, tag = "1")]
+    path: String,
+    #[prost(uint64, tag = "2")]
+    size: u64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RangeGroupNode {
+    #[prost(message, repeated, tag = "1")]
+    ranges: Vec<RangeNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RangeNode {
+    #[prost(uint64, tag = "1")]
+    file: u64,
+    #[prost(uint64, tag = "2")]
+    start: u64,
+    #[prost(uint64, tag = "3")]
+    end: u64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct SortNode {
+    #[prost(message, optional, tag = "1")]
+    expr: Option<protobuf::PhysicalExprNode>,
+    #[prost(bool, tag = "2")]
+    has_options: bool,
+    #[prost(bool, tag = "3")]
+    descending: bool,
+    #[prost(bool, tag = "4")]
+    nulls_first: bool,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ParquetSinkNode {
+    /// DataFusion's own message for the file sink configuration and the Parquet
+    /// options.
+    #[prost(message, optional, tag = "1")]
+    sink: Option<protobuf::ParquetSink>,
+    /// `off`, `auto`, or `schema:` and a Spark DDL type.
+    #[prost(string, tag = "2")]
+    mode: String,
+    /// The `variant.*` settings, as `SET` takes them.
+    #[prost(map = "string, string", tag = "3")]
+    options: HashMap<String, String>,
+    #[prost(message, repeated, tag = "4")]
+    sort_order: Vec<SortNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct DeltaSinkNode {
+    #[prost(string, tag = "1")]
+    url: String,
+    #[prost(message, optional, tag = "2")]
+    schema: Option<protobuf::Schema>,
+    #[prost(message, optional, tag = "3")]
+    create: Option<NewTableNode>,
+    #[prost(message, repeated, tag = "4")]
+    sort_order: Vec<SortNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct NewTableNode {
+    #[prost(message, optional, tag = "1")]
+    schema: Option<protobuf::Schema>,
+    #[prost(string, repeated, tag = "2")]
+    partition_columns: Vec<String>,
+    #[prost(map = "string, string", tag = "3")]
+    configuration: HashMap<String, String>,
+    #[prost(string, repeated, tag = "4")]
+    reader_features: Vec<String>,
+    #[prost(string, repeated, tag = "5")]
+    writer_features: Vec<String>,
+}
+
+impl PhysicalExtensionCodec for VariantPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let node = VariantNode::decode(buf)
+            .map_err(|e| internal_datafusion_err!("df-variant plan node: {e}"))?;
+        match node.kind {
+            Some(node::Kind::Scan(scan)) => self.decode_scan(scan, inputs, ctx),
+            Some(node::Kind::Json(json)) => decode_json(json),
+            Some(node::Kind::ParquetSink(sink)) => self.decode_parquet_sink(sink, inputs, ctx),
+            Some(node::Kind::DeltaSink(sink)) => self.decode_delta_sink(sink, inputs, ctx),
+            None => internal_err!("df-variant plan node without a kind"),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let kind = if let Some(scan) = node.downcast_ref::<VariantScanExec>() {
+            node::Kind::Scan(self.encode_scan(scan)?)
+        } else if let Some(json) = node.downcast_ref::<ReadJsonVariantExec>() {
+            node::Kind::Json(encode_json(json)?)
+        } else if let Some(exec) = node.downcast_ref::<DataSinkExec>() {
+            self.encode_sink(exec)?
+        } else {
+            return internal_err!(
+                "df-variant's codec cannot serialize {}: it is not a node of df-variant",
+                node.name()
+            );
+        };
+        VariantNode { kind: Some(kind) }
+            .encode(buf)
+            .map_err(|e| internal_datafusion_err!("encoding {}: {e}", node.name()))
+    }
+}
+
+impl VariantPhysicalCodec {
+    fn encode_scan(&self, scan: &VariantScanExec) -> Result<ScanNode> {
+        if let Some(adapter) = scan.base_adapter() {
+            return internal_err!(
+                "VariantScanExec cannot be serialized: its scan has an expression adapter \
+                 of its own under df-variant's ({adapter:?}), which datafusion-proto cannot carry"
+            );
+        }
+        let Some(config) = scan_config(scan.input()) else {
+            return internal_err!(
+                "VariantScanExec cannot be serialized over {} (expected a Parquet scan)",
+                scan.input().name()
+            );
+        };
+        let predicates = scan
+            .extractions()
+            .predicates
+            .iter()
+            .map(|p| serialize_physical_expr(p, self))
+            .collect::<Result<_>>()?;
+        let mut files = Vec::new();
+        for file in config.file_groups.iter().flat_map(FileGroup::files) {
+            if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>() {
+                files.push(encode_bounds(file.object_meta.location.as_ref(), bounds)?);
+            }
+        }
+        Ok(ScanNode {
+            pushdown: scan.pushdown(),
+            predicates,
+            files,
+        })
+    }
+
+    fn decode_scan(
+        &self,
+        node: ScanNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = one_input("VariantScanExec", inputs)?;
+        let Some(config) = scan_config(input) else {
+            return internal_err!(
+                "VariantScanExec decoded over {}, expected a Parquet scan",
+                input.name()
+            );
+        };
+        let table_schema = Arc::clone(config.file_source().table_schema().table_schema());
+        let predicates = node
+            .predicates
+            .iter()
+            .map(|p| parse_physical_expr(p, ctx, &table_schema, self))
+            .collect::<Result<Vec<_>>>()?;
+        let mut bounds = HashMap::new();
+        for file in node.files {
+            let (location, b) = decode_bounds(file)?;
+            bounds.insert(location, Arc::new(b));
+        }
+        let groups = config
+            .file_groups
+            .iter()
+            .map(|group| with_bounds(group, &bounds))
+            .collect();
+        let mut builder = FileScanConfigBuilder::from(config.clone()).with_file_groups(groups);
+        if !self.drop_adapters {
+            let adapter = VariantExprAdapterFactory::new(None).with_pushdown(node.pushdown);
+            builder = builder.with_expr_adapter(Some(Arc::new(adapter)));
+        }
+        let config = builder.build();
+        let config = crate::parquet::guarded_scan_config(&config, ctx.runtime_env().as_ref())?;
+        let projected = if node.pushdown {
+            config
+                .file_source()
+                .projection()
+                .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let scan = DataSourceExec::from_data_source(config.clone());
+        let extractions = ScanExtractions {
+            projected,
+            predicates,
+        };
+        Ok(Arc::new(
+            VariantScanExec::new(scan, config, extractions, None).with_pushdown(node.pushdown),
+        ))
+    }
+
+    fn encode_sink(&self, exec: &DataSinkExec) -> Result<node::Kind> {
+        let sort_order = match exec.sort_order() {
+            Some(order) => order
+                .iter()
+                .map(|r| {
+                    Ok(SortNode {
+                        expr: Some(serialize_physical_expr(&r.expr, self)?),
+                        has_options: r.options.is_some(),
+                        descending: r.options.is_some_and(|o| o.descending),
+                        nulls_first: r.options.is_some_and(|o| o.nulls_first),
+                    })
+                })
+                .collect::<Result<_>>()?,
+            None => Vec::new(),
+        };
+        if let Some(sink) = exec.sink().downcast_ref::<VariantParquetSink>() {
+            let (config, parquet_options, mode, options) = sink.parts();
+            let plain = datafusion::datasource::file_format::parquet::ParquetSink::new(
+                config.clone(),
+                parquet_options.clone(),
+            );
+            return Ok(node::Kind::ParquetSink(ParquetSinkNode {
+                sink: Some(protobuf::ParquetSink::try_from(&plain)?),
+                mode: match mode {
+                    ShreddingMode::Off => "off".to_string(),
+                    ShreddingMode::Auto => "auto".to_string(),
+                    ShreddingMode::Schema(s) => format!("schema:{s}"),
+                },
+                options: options_map(options),
+                sort_order,
+            }));
+        }
+        #[cfg(feature = "delta")]
+        if let Some(sink) = exec.sink().downcast_ref::<crate::delta::DeltaSink>() {
+            let (url, schema, create) = sink.parts();
+            let create = match create {
+                Some(t) => Some(NewTableNode {
+                    schema: Some(t.schema.as_ref().try_into()?),
+                    partition_columns: t.partition_columns.clone(),
+                    configuration: t.configuration.clone(),
+                    reader_features: t.reader_features.clone(),
+                    writer_features: t.writer_features.clone(),
+                }),
+                None => None,
+            };
+            return Ok(node::Kind::DeltaSink(DeltaSinkNode {
+                url: url.to_string(),
+                schema: Some(schema.as_ref().try_into()?),
+                create,
+                sort_order,
+            }));
+        }
+        internal_err!(
+            "df-variant's codec cannot serialize a DataSinkExec writing to {:?}: not a sink of df-variant",
+            exec.sink()
+        )
+    }
+
+    fn decode_sort_order(
+        &self,
+        nodes: &[SortNode],
+        input: &Arc<dyn ExecutionPlan>,
+        ctx: &TaskContext,
+    ) -> Result<Option<LexRequirement>> {
+        let schema = input.schema();
+        let reqs = nodes
+            .iter()
+            .map(|n| {
+                let expr = n.expr.as_ref().ok_or_else(|| {
+                    internal_datafusion_err!("sort requirement without expression")
+                })?;
+                let expr = parse_physical_expr(expr, ctx, &schema, self)?;
+                let options = n.has_options.then_some(arrow::compute::SortOptions {
+                    descending: n.descending,
+                    nulls_first: n.nulls_first,
+                });
+                Ok(PhysicalSortRequirement::new(expr, options))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(LexRequirement::new(reqs))
+    }
+
+    fn decode_parquet_sink(
+        &self,
+        node: ParquetSinkNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = one_input("DataSinkExec", inputs)?;
+        let proto = node
+            .sink
+            .as_ref()
+            .ok_or_else(|| internal_datafusion_err!("VariantParquetSink without its sink"))?;
+        let plain = datafusion::datasource::file_format::parquet::ParquetSink::try_from(proto)?;
+        let mode = match node.mode.as_str() {
+            "off" => ShreddingMode::Off,
+            "auto" => ShreddingMode::Auto,
+            other => match other.strip_prefix("schema:") {
+                Some(ddl) => ShreddingMode::Schema(ddl.to_string()),
+                None => return internal_err!("unknown shredding mode '{other}'"),
+            },
+        };
+        let options = options_from_map(&node.options)?;
+        let sink = VariantParquetSink::new(
+            plain.config().clone(),
+            plain.parquet_options().clone(),
+            mode,
+            options,
+        );
+        let order = self.decode_sort_order(&node.sort_order, input, ctx)?;
+        Ok(Arc::new(DataSinkExec::new(
+            Arc::clone(input),
+            Arc::new(sink),
+            order,
+        )))
+    }
+
+    #[cfg_attr(not(feature = "delta"), allow(clippy::unused_self))]
+    fn decode_delta_sink(
+        &self,
+        node: DeltaSinkNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        #[cfg(feature = "delta")]
+        {
+            let input = one_input("DataSinkExec", inputs)?;
+            let url = url::Url::parse(&node.url)
+                .map_err(|e| internal_datafusion_err!("Delta sink URL '{}': {e}", node.url))?;
+            let schema = decode_schema(node.schema.as_ref(), "Delta sink")?;
+            let create = match node.create {
+                Some(t) => Some(crate::delta::NewTable::from_parts(
+                    decode_schema(t.schema.as_ref(), "Delta table to create")?,
+                    t.partition_columns,
+                    t.configuration,
+                    t.reader_features,
+                    t.writer_features,
+                )),
+                None => None,
+            };
+            let sink = crate::delta::DeltaSink::new(url, schema, create);
+            let order = self.decode_sort_order(&node.sort_order, input, ctx)?;
+            Ok(Arc::new(DataSinkExec::new(
+                Arc::clone(input),
+                Arc::new(sink),
+                order,
+            )))
+        }
+        #[cfg(not(feature = "delta"))]
+        {
+            let _ = (inputs, ctx);
+            internal_err!(
+                "a plan writes the Delta table {}, but df-variant was built without the `delta` feature",
+                node.url
+            )
+        }
+    }
+}
+
+fn one_input<'a>(
+    name: &str,
+    inputs: &'a [Arc<dyn ExecutionPlan>],
+) -> Result<&'a Arc<dyn ExecutionPlan>> {
+    match inputs {
+        [input] => Ok(input),
+        _ => internal_err!("{name} needs one input, got {}", inputs.len()),
+    }
+}
+
+#[cfg(feature = "delta")]
+fn decode_schema(
+    schema: Option<&protobuf::Schema>,
+    what: &str,
+) -> Result<arrow::datatypes::SchemaRef> {
+    let schema = schema.ok_or_else(|| internal_datafusion_err!("{what} without a schema"))?;
+    Ok(Arc::new(arrow::datatypes::Schema::try_from(schema)?))
+}
+
+fn encode_bounds(location: &str, bounds: &PathBounds) -> Result<FileBoundsNode> {
+    let scalar = |s: &Option<ScalarValue>| -> Result<Option<protobuf::ScalarValue>> {
+        s.as_ref()
+            .map(protobuf::ScalarValue::try_from)
+            .transpose()
+            .map_err(Into::into)
+    };
+    let mut paths = bounds
+        .paths
+        .iter()
+        .map(|((column, keys), (min, max))| {
+            Ok(PathBoundNode {
+                column: column.clone(),
+                keys: keys.clone(),
+                min: scalar(min)?,
+                max: scalar(max)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // One encoding per plan, whatever the map's order.
+    paths.sort_by(|a, b| (&a.column, &a.keys).cmp(&(&b.column, &b.keys)));
+    Ok(FileBoundsNode {
+        location: location.to_string(),
+        num_rows: bounds.num_rows,
+        paths,
+    })
+}
+
+fn decode_bounds(node: FileBoundsNode) -> Result<(String, PathBounds)> {
+    let scalar = |s: Option<protobuf::ScalarValue>| -> Result<Option<ScalarValue>> {
+        s.as_ref()
+            .map(ScalarValue::try_from)
+            .transpose()
+            .map_err(Into::into)
+    };
+    let mut paths = HashMap::new();
+    for p in node.paths {
+        paths.insert((p.column, p.keys), (scalar(p.min)?, scalar(p.max)?));
+    }
+    Ok((
+        node.location,
+        PathBounds {
+            num_rows: node.num_rows,
+            paths,
+        },
+    ))
+}
+
+/// `group` with each file's bounds attached again (by location).
+fn with_bounds(group: &FileGroup, bounds: &HashMap<String, Arc<PathBounds>>) -> FileGroup {
+    let files = group
+        .files()
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if let Some(b) = bounds.get(f.object_meta.location.as_ref()) {
+                f.extensions.insert(Arc::clone(b));
+            }
+            f
+        })
+        .collect();
+    let out = FileGroup::new(files);
+    match group.clone().statistics_mut() {
+        Some(s) => out.with_statistics(Arc::new(s.clone())),
+        None => out,
+    }
+}
+
+fn encode_json(exec: &ReadJsonVariantExec) -> Result<JsonNode> {
+    let parts = exec.parts();
+    let files = parts
+        .files
+        .iter()
+        .map(|f| {
+            let path = f.path.to_str().ok_or_else(|| {
+                internal_datafusion_err!(
+                    "ReadJsonVariantExec: path {} is not UTF-8",
+                    f.path.display()
+                )
+            })?;
+            Ok(InputFileNode {
+                path: path.to_string(),
+                size: f.size,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let groups = parts
+        .groups
+        .iter()
+        .map(|g| RangeGroupNode {
+            ranges: g
+                .iter()
+                .map(|r| RangeNode {
+                    file: r.file as u64,
+                    start: r.start,
+                    end: r.end,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(JsonNode {
+        function: parts.function.to_string(),
+        files,
+        groups,
+        schema: Some(parts.schema.as_ref().try_into()?),
+        tolerant: parts.tolerant,
+        allow_duplicate_keys: parts.json.allow_duplicate_keys,
+        max_depth: parts.json.max_depth as u64,
+        reject_trailing_content: parts.json.reject_trailing_content,
+        chunk_size: parts.chunk_size as u64,
+    })
+}
+
+fn decode_json(node: JsonNode) -> Result<Arc<dyn ExecutionPlan>> {
+    let Some(function) = crate::ingest::function_name(&node.function) else {
+        return internal_err!(
+            "ReadJsonVariantExec of unknown function '{}'",
+            node.function
+        );
+    };
+    let files: Arc<[InputFile]> = node
+        .files
+        .into_iter()
+        .map(|f| InputFile {
+            path: PathBuf::from(f.path),
+            size: f.size,
+        })
+        .collect();
+    let groups = node
+        .groups
+        .into_iter()
+        .map(|g| {
+            g.ranges
+                .into_iter()
+                .map(|r| {
+                    let file = usize::try_from(r.file)
+                        .ok()
+                        .filter(|&i| i < files.len())
+                        .ok_or_else(|| {
+                            internal_datafusion_err!("ReadJsonVariantExec: no file {}", r.file)
+                        })?;
+                    Ok(FileRange {
+                        file,
+                        start: r.start,
+                        end: r.end,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let schema = node
+        .schema
+        .as_ref()
+        .ok_or_else(|| internal_datafusion_err!("ReadJsonVariantExec without a schema"))?;
+    let schema = Arc::new(arrow::datatypes::Schema::try_from(schema)?);
+    let json = JsonParseOptions {
+        allow_duplicate_keys: node.allow_duplicate_keys,
+        max_depth: usize::try_from(node.max_depth).unwrap_or(usize::MAX),
+        reject_trailing_content: node.reject_trailing_content,
+    };
+    Ok(Arc::new(
+        ReadJsonVariantExec::new(function, files, groups, schema, node.tolerant)
+            .with_json_options(json)
+            .with_chunk_size(usize::try_from(node.chunk_size).unwrap_or(usize::MAX)),
+    ))
+}
+
+/// The `variant.*` settings as `key -> value`.
+fn options_map(options: &VariantOptions) -> HashMap<String, String> {
+    use datafusion::config::ExtensionOptions;
+    options
+        .entries()
+        .into_iter()
+        .filter_map(|e| e.value.map(|v| (e.key, v)))
+        .collect()
+}
+
+fn options_from_map(map: &HashMap<String, String>) -> Result<VariantOptions> {
+    use datafusion::config::ExtensionOptions;
+    let mut options = VariantOptions::default();
+    for (key, value) in map {
+        let key = key
+            .strip_prefix(VariantOptions::PREFIX)
+            .and_then(|k| k.strip_prefix('.'))
+            .unwrap_or(key);
+        options.set(key, value)?;
+    }
+    Ok(options)
+}

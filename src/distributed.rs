@@ -1,0 +1,361 @@
+//! Distributed execution on [datafusion-distributed] 4.0: a coordinator plans
+//! with the whole df-variant session and ships the stages' physical plans to
+//! workers, through [`crate::codec::VariantPhysicalCodec`].
+//!
+//! - [`with_workers`] turns a session builder into a coordinator over a fixed list
+//!   of worker URLs (`df-variant --workers http://127.0.0.1:50051,...`);
+//! - [`worker`] is a worker with everything of df-variant registered, and
+//!   [`serve`] runs one on a TCP listener (`df-variant worker --port 50051`).
+//!
+//! Planning never leaves the coordinator: the `VARIANT` type, the path syntax,
+//! the analyzer rules and [`crate::optimizer::physical_rules`] run there. A scan
+//! the planner splits into tasks keeps its [`crate::parquet::VariantScanExec`], so
+//! each worker still reads shredded leaves, prunes row groups and pages, and skips
+//! Delta files on their per-path bounds, for its share of the files; the counters
+//! come back to the coordinator's `EXPLAIN ANALYZE`. `SET variant.*` settings
+//! travel with every query (as request headers). DataFusion's own settings do
+//! not (datafusion-distributed sends only registered extensions): a worker uses
+//! its own `datafusion.*` defaults, so set the same time zone on every worker.
+//!
+//! Failures: a worker that cannot be reached within [`CONNECT_TIMEOUT`] fails the
+//! query with an error naming its URL; a worker that dies in the middle of a query
+//! fails it at once (the connection breaks) or, when it vanishes without closing
+//! its connections, within [`KEEPALIVE_TIMEOUT`] of the last keep-alive.
+//!
+//! [datafusion-distributed]: https://github.com/datafusion-contrib/datafusion-distributed
+//!
+//! ```no_run
+//! # async fn example() -> datafusion::error::Result<()> {
+//! use std::sync::Arc;
+//! use datafusion::prelude::{SessionConfig, SessionContext};
+//! // On each worker machine:
+//! //   df-variant worker --bind 0.0.0.0 --port 50051
+//! // On the coordinator:
+//! let workers = vec![url::Url::parse("http://10.0.0.2:50051").unwrap()];
+//! let builder = df_variant::variant_state_builder(SessionConfig::new(), Arc::default());
+//! let state = df_variant::distributed::with_workers(builder, workers)?.build();
+//! let ctx = SessionContext::new_with_state(state);
+//! ctx.sql("SELECT v:commit.collection::string AS c, count(*) FROM 's3://bucket/events/' GROUP BY c")
+//!     .await?
+//!     .show()
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_distributed::{
+    ChannelResolver, DistributedExt, SessionStateBuilderExt, Worker, WorkerChannel,
+    WorkerPlanRewriteEvent, WorkerPlanRewriteEventResponse, WorkerQueryContext, WorkerResolver,
+    grpc,
+};
+use tonic::transport::Endpoint;
+use url::Url;
+
+use crate::codec::VariantPhysicalCodec;
+use crate::config::VariantOptions;
+use crate::parquet::{VariantScanExec, guarded_scan_config, scan_config};
+
+/// How long the coordinator waits for a worker's TCP connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often an idle connection to a worker is checked (HTTP/2 ping).
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a ping may go unanswered before the worker counts as gone.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Makes `builder` a coordinator whose queries run on `workers` (URLs such as
+/// `http://127.0.0.1:50051`). Call it on a builder that already has df-variant
+/// ([`crate::variant_state_builder`] or [`crate::with_variant`]) and its
+/// configuration: DataFusion's `with_config` after this would drop the
+/// distributed settings.
+///
+/// Stages go to the workers; the coordinator runs the final stage. With fewer
+/// than two workers or too little data to split, a query runs on the
+/// coordinator as before.
+///
+/// # Errors
+/// When `workers` is empty.
+pub fn with_workers(
+    builder: SessionStateBuilder,
+    workers: Vec<Url>,
+) -> Result<SessionStateBuilder> {
+    if workers.is_empty() {
+        return Err(exec_datafusion_err!("no worker URLs given"));
+    }
+    with_cluster(builder, StaticWorkers(workers), TcpChannels::default())
+}
+
+/// Like [`with_workers`], with the caller's worker list and channels (an
+/// in-memory cluster, service discovery).
+///
+/// # Errors
+/// When the distributed settings cannot be applied.
+pub fn with_cluster(
+    mut builder: SessionStateBuilder,
+    workers: impl WorkerResolver + 'static,
+    channels: impl ChannelResolver + Send + Sync + 'static,
+) -> Result<SessionStateBuilder> {
+    // The session's own `variant.*` values, which later `SET`s change and every
+    // query sends along.
+    let options = builder
+        .config()
+        .as_ref()
+        .and_then(|c| c.options().extensions.get::<VariantOptions>().cloned())
+        .unwrap_or_default();
+    builder
+        .with_distributed_planner()
+        .with_distributed_worker_resolver(workers)
+        .with_distributed_channel_resolver(channels)
+        .with_distributed_user_codec(VariantPhysicalCodec::default())
+        .with_distributed_option_extension(options)
+        .with_distributed_metrics_collection(true)
+}
+
+/// A worker with everything of df-variant: the functions (and Spark's, with the
+/// `spark` feature: a coordinator may have planned with them), the codec, the
+/// `variant.*` settings of each query, and the Parquet footer guard on every scan
+/// it is sent. `runtime` holds the object stores the plans' files live in.
+/// Workers reach each other (shuffles) over [`TcpChannels`].
+pub fn worker(runtime: Arc<RuntimeEnv>) -> Worker {
+    worker_with_channels(runtime, TcpChannels::default())
+}
+
+/// Like [`worker`], reaching other workers through `channels`.
+pub fn worker_with_channels<C>(runtime: Arc<RuntimeEnv>, channels: C) -> Worker
+where
+    C: ChannelResolver + Clone + Send + Sync + 'static,
+{
+    let guard_runtime = Arc::clone(&runtime);
+    Worker::from_session_builder(move |ctx: WorkerQueryContext| {
+        let runtime = Arc::clone(&guard_runtime);
+        let channels = channels.clone();
+        async move {
+            let builder = crate::with_variant(crate::spark::with_spark_functions(ctx.builder))
+                .with_distributed_channel_resolver(channels)
+                .with_distributed_user_codec(VariantPhysicalCodec::default())
+                .with_distributed_option_extension_from_headers::<VariantOptions>(&ctx.headers)?
+                .with_distributed_worker_plan_rewrite_handler(move |ev: WorkerPlanRewriteEvent| {
+                    guard_scans(ev.plan, &runtime).map(WorkerPlanRewriteEventResponse::new)
+                });
+            Ok(builder.build())
+        }
+    })
+    .with_runtime_env(runtime)
+}
+
+/// Serves [`worker`] on `listener` until the process ends.
+///
+/// # Errors
+/// When the server fails.
+pub async fn serve(listener: tokio::net::TcpListener, runtime: Arc<RuntimeEnv>) -> Result<()> {
+    tonic::transport::Server::builder()
+        .add_service(worker(runtime).into_worker_server())
+        .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))
+}
+
+/// Parquet scans of a decoded plan with the footer guard back on (the scans under
+/// a `VariantScanExec` got it from the codec).
+fn guard_scans(
+    plan: Arc<dyn ExecutionPlan>,
+    runtime: &RuntimeEnv,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_down(|node| {
+        if node.downcast_ref::<VariantScanExec>().is_some() {
+            return Ok(Transformed::new(node, false, TreeNodeRecursion::Jump));
+        }
+        match scan_config(&node) {
+            Some(config) => {
+                let guarded = guarded_scan_config(config, runtime)?;
+                Ok(Transformed::yes(
+                    DataSourceExec::from_data_source(guarded) as Arc<dyn ExecutionPlan>
+                ))
+            }
+            None => Ok(Transformed::no(node)),
+        }
+    })
+    .map(|t| t.data)
+}
+
+/// A fixed list of workers.
+#[derive(Debug, Clone)]
+pub struct StaticWorkers(pub Vec<Url>);
+
+impl WorkerResolver for StaticWorkers {
+    fn get_urls(&self) -> Result<Vec<Url>> {
+        Ok(self.0.clone())
+    }
+}
+
+/// gRPC channels to workers over TCP, one per URL, with a connect timeout and
+/// HTTP/2 keep-alives (datafusion-distributed's default has neither, so a worker
+/// that vanishes could leave a query waiting forever).
+#[derive(Clone, Default)]
+pub struct TcpChannels {
+    channels: Arc<Mutex<HashMap<Url, grpc::BoxCloneSyncChannel>>>,
+}
+
+impl std::fmt::Debug for TcpChannels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TcpChannels")
+    }
+}
+
+#[async_trait]
+impl ChannelResolver for TcpChannels {
+    async fn get_worker_client_for_url(&self, url: &Url) -> Result<Box<dyn WorkerChannel>> {
+        let cached = self
+            .channels
+            .lock()
+            .map_err(|_| exec_datafusion_err!("worker channel cache poisoned"))?
+            .get(url)
+            .cloned();
+        let channel = match cached {
+            Some(c) => c,
+            None => {
+                let endpoint = Endpoint::from_shared(url.to_string())
+                    .map_err(|e| exec_datafusion_err!("worker URL '{url}': {e}"))?
+                    .connect_timeout(CONNECT_TIMEOUT)
+                    .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+                    .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+                    .keep_alive_while_idle(true);
+                let channel = endpoint.connect().await.map_err(|e| {
+                    exec_datafusion_err!("cannot connect to df-variant worker {url}: {e}")
+                })?;
+                let channel = grpc::BoxCloneSyncChannel::new(channel);
+                self.channels
+                    .lock()
+                    .map_err(|_| exec_datafusion_err!("worker channel cache poisoned"))?
+                    .insert(url.clone(), channel.clone());
+                channel
+            }
+        };
+        Ok(grpc::create_worker_client(channel))
+    }
+}
+
+/// A cluster of workers inside this process, reached over in-memory pipes
+/// instead of sockets: plans and data still go through gRPC and the codec. For
+/// tests (it needs a running tokio runtime).
+///
+/// ```
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() -> datafusion::error::Result<()> {
+/// use std::sync::Arc;
+/// use datafusion::prelude::{SessionConfig, SessionContext};
+/// let cluster = df_variant::distributed::InMemoryCluster::start(2, Arc::default());
+/// let builder = df_variant::variant_state_builder(SessionConfig::new(), Arc::default());
+/// let ctx = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
+/// let df = ctx.sql(r#"SELECT to_json(parse_json('[1]')) AS j"#).await?;
+/// assert_eq!(df.collect().await?[0].num_rows(), 1);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct InMemoryCluster {
+    channels: InMemoryChannels,
+    servers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl InMemoryCluster {
+    /// Starts `workers` workers (at least one) on `runtime`.
+    pub fn start(workers: usize, runtime: Arc<RuntimeEnv>) -> Self {
+        use futures::StreamExt;
+        let mut map = std::collections::BTreeMap::new();
+        let mut receivers = Vec::new();
+        for i in 0..workers.max(1) {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<tokio::io::DuplexStream>();
+            let url = format!("http://worker-{i}.in-memory:50051");
+            let channel = Endpoint::from_shared(url.clone()).map(|e| {
+                e.connect_with_connector_lazy(tower::service_fn(
+                    move |_: tonic::codegen::http::Uri| {
+                        let tx = tx.clone();
+                        async move {
+                            let (client, server) = tokio::io::duplex(1 << 20);
+                            tx.send(server)
+                                .map_err(|_| std::io::Error::other("in-memory worker stopped"))?;
+                            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(client))
+                        }
+                    },
+                ))
+            });
+            if let (Ok(channel), Ok(url)) = (channel, Url::parse(&url)) {
+                map.insert(url, grpc::BoxCloneSyncChannel::new(channel));
+                receivers.push(rx);
+            }
+        }
+        let channels = InMemoryChannels(Arc::new(map));
+        let servers = receivers
+            .into_iter()
+            .map(|rx| {
+                let worker = worker_with_channels(Arc::clone(&runtime), channels.clone());
+                let incoming = tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
+                    .map(Ok::<_, std::io::Error>);
+                tokio::spawn(async move {
+                    let _ = tonic::transport::Server::builder()
+                        .add_service(worker.into_worker_server())
+                        .serve_with_incoming(incoming)
+                        .await;
+                })
+            })
+            .collect();
+        Self { channels, servers }
+    }
+
+    /// `builder` as a coordinator of this cluster that splits every file scan
+    /// into as many tasks as it can, so that even small test tables are
+    /// distributed.
+    ///
+    /// # Errors
+    /// When the distributed settings cannot be applied.
+    pub fn coordinator(&self, builder: SessionStateBuilder) -> Result<SessionStateBuilder> {
+        with_cluster(builder, self.channels.clone(), self.channels.clone())?
+            .with_distributed_file_scan_config_bytes_per_partition(1)
+    }
+}
+
+impl Drop for InMemoryCluster {
+    fn drop(&mut self) {
+        for s in &self.servers {
+            s.abort();
+        }
+    }
+}
+
+/// The workers of an [`InMemoryCluster`], by URL.
+#[derive(Clone)]
+struct InMemoryChannels(Arc<std::collections::BTreeMap<Url, grpc::BoxCloneSyncChannel>>);
+
+impl std::fmt::Debug for InMemoryChannels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl WorkerResolver for InMemoryChannels {
+    fn get_urls(&self) -> Result<Vec<Url>> {
+        Ok(self.0.keys().cloned().collect())
+    }
+}
+
+#[async_trait]
+impl ChannelResolver for InMemoryChannels {
+    async fn get_worker_client_for_url(&self, url: &Url) -> Result<Box<dyn WorkerChannel>> {
+        let channel = self
+            .0
+            .get(url)
+            .ok_or_else(|| exec_datafusion_err!("no in-memory worker {url}"))?;
+        Ok(grpc::create_worker_client(channel.clone()))
+    }
+}
