@@ -120,6 +120,8 @@ struct VariantNode {
 }
 
 mod node {
+    // One per plan node, decoded once: the size difference does not matter.
+    #[allow(clippy::large_enum_variant)]
     #[derive(Clone, PartialEq, prost::Oneof)]
     pub(super) enum Kind {
         #[prost(message, tag = "1")]

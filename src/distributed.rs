@@ -121,8 +121,8 @@ pub fn with_cluster(
         .with_distributed_metrics_collection(true)
 }
 
-/// A worker with everything of df-variant: the functions (and Spark's, with the
-/// `spark` feature: a coordinator may have planned with them), the codec, the
+/// A worker with everything of df-variant: the functions (and Spark's, for a
+/// query planned with `variant.spark_functions`), the codec, the
 /// `variant.*` settings of each query, and the Parquet footer guard on every scan
 /// it is sent. `runtime` holds the object stores the plans' files live in.
 /// Workers reach each other (shuffles) over [`TcpChannels`].
@@ -140,10 +140,22 @@ where
         let runtime = Arc::clone(&guard_runtime);
         let channels = channels.clone();
         async move {
-            let builder = crate::with_variant(crate::spark::with_spark_functions(ctx.builder))
+            let mut builder = ctx
+                .builder
+                .with_distributed_option_extension_from_headers::<VariantOptions>(&ctx.headers)?;
+            // Spark's built-ins only for queries planned with them: some share a
+            // name with DataFusion's (`date_part`), and plans name functions.
+            let spark = builder
+                .config()
+                .as_ref()
+                .and_then(|c| c.options().extensions.get::<VariantOptions>())
+                .is_some_and(|o| o.spark_functions);
+            if spark {
+                builder = crate::spark::with_spark_functions(builder);
+            }
+            let builder = crate::with_variant(builder)
                 .with_distributed_channel_resolver(channels)
                 .with_distributed_user_codec(VariantPhysicalCodec::default())
-                .with_distributed_option_extension_from_headers::<VariantOptions>(&ctx.headers)?
                 .with_distributed_worker_plan_rewrite_handler(move |ev: WorkerPlanRewriteEvent| {
                     guard_scans(ev.plan, &runtime).map(WorkerPlanRewriteEventResponse::new)
                 });

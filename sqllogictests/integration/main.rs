@@ -6,6 +6,7 @@
 mod cli;
 mod conformance;
 mod delta;
+mod distributed;
 mod pushdown;
 mod robustness;
 mod roundtrip;
