@@ -79,6 +79,7 @@ pub const READ_JSON_VARIANT: &str = "read_json_variant";
 pub const TRY_READ_JSON_VARIANT: &str = "try_read_json_variant";
 
 /// The static name of an NDJSON table function, for a decoded plan.
+#[cfg(feature = "proto")]
 pub(crate) fn function_name(name: &str) -> Option<&'static str> {
     [READ_JSON_VARIANT, TRY_READ_JSON_VARIANT]
         .into_iter()
