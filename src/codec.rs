@@ -70,10 +70,7 @@ use crate::config::{ShreddingMode, VariantOptions};
 use crate::fs::InputFile;
 use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
-use crate::parquet::{
-    PathBounds, ScanExtractions, VariantExprAdapterFactory, VariantParquetSink, VariantScanExec,
-    extractions_in, scan_config,
-};
+use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
 use crate::variant::json::JsonParseOptions;
 
 /// The [`PhysicalExtensionCodec`] of df-variant (see the module docs).
@@ -374,30 +371,21 @@ impl VariantPhysicalCodec {
             .iter()
             .map(|group| with_bounds(group, &bounds))
             .collect();
-        let mut builder = FileScanConfigBuilder::from(config.clone()).with_file_groups(groups);
-        if !self.drop_adapters {
-            let adapter = VariantExprAdapterFactory::new(None).with_pushdown(node.pushdown);
-            builder = builder.with_expr_adapter(Some(Arc::new(adapter)));
-        }
-        let config = builder.build();
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(groups)
+            .build();
         let config = crate::parquet::guarded_scan_config(&config, ctx.runtime_env().as_ref())?;
-        let projected = if node.pushdown {
-            config
-                .file_source()
-                .projection()
-                .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let scan = DataSourceExec::from_data_source(config.clone());
-        let extractions = ScanExtractions {
-            projected,
-            predicates,
-        };
-        Ok(Arc::new(
-            VariantScanExec::new(scan, config, extractions, None).with_pushdown(node.pushdown),
-        ))
+        let scan =
+            VariantScanExec::wrap(&config, node.pushdown).with_pruning_predicates(predicates);
+        if self.drop_adapters {
+            // The planted fault: the node without the adapter on its scan.
+            let extractions = scan.extractions().clone();
+            let input = DataSourceExec::from_data_source(config.clone());
+            return Ok(Arc::new(
+                VariantScanExec::new(input, config, extractions, None).with_pushdown(node.pushdown),
+            ));
+        }
+        Ok(Arc::new(scan))
     }
 
     fn encode_sink(&self, exec: &DataSinkExec) -> Result<node::Kind> {
@@ -531,13 +519,14 @@ impl VariantPhysicalCodec {
                 .map_err(|e| internal_datafusion_err!("Delta sink URL '{}': {e}", node.url))?;
             let schema = decode_schema(node.schema.as_ref(), "Delta sink")?;
             let create = match node.create {
-                Some(t) => Some(crate::delta::NewTable::from_parts(
-                    decode_schema(t.schema.as_ref(), "Delta table to create")?,
-                    t.partition_columns,
-                    t.configuration,
-                    t.reader_features,
-                    t.writer_features,
-                )),
+                // Checked when it was first made, on the coordinator.
+                Some(t) => Some(crate::delta::NewTable {
+                    schema: decode_schema(t.schema.as_ref(), "Delta table to create")?,
+                    partition_columns: t.partition_columns,
+                    configuration: t.configuration,
+                    reader_features: t.reader_features,
+                    writer_features: t.writer_features,
+                }),
                 None => None,
             };
             let sink = crate::delta::DeltaSink::new(url, schema, create);

@@ -52,14 +52,13 @@ impl Session {
         {
             eprintln!("Error: {}", one_line(&e));
         }
-        let runtime = match args.memory_limit.map(df_variant::memory_limited_runtime) {
-            Some(Ok(runtime)) => runtime,
-            Some(Err(e)) => {
+        let runtime = match super::runtime(args.memory_limit) {
+            Ok(runtime) => runtime,
+            Err(e) => {
                 // Running without the limit the user asked for would be wrong.
                 eprintln!("Error: --memory-limit: {}", one_line(&e));
                 std::process::exit(2);
             }
-            None => Arc::default(),
         };
         let builder = df_variant::variant_state_builder(config, runtime);
         #[cfg(feature = "distributed")]

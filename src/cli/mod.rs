@@ -121,17 +121,26 @@ pub enum Command {
     },
 }
 
+/// The runtime of `--memory-limit` (DataFusion's default without one).
+fn runtime(
+    memory_limit: Option<usize>,
+) -> datafusion::common::Result<std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    memory_limit.map_or_else(
+        || Ok(std::sync::Arc::default()),
+        df_variant::memory_limited_runtime,
+    )
+}
+
 /// `df-variant worker`: serves until killed.
 #[cfg(feature = "distributed")]
 async fn serve_worker(bind: std::net::IpAddr, port: u16, memory_limit: Option<usize>) -> ExitCode {
     use std::io::Write;
-    let runtime = match memory_limit.map(df_variant::memory_limited_runtime) {
-        Some(Ok(r)) => r,
-        Some(Err(e)) => {
+    let runtime = match runtime(memory_limit) {
+        Ok(r) => r,
+        Err(e) => {
             eprintln!("Error: --memory-limit: {e}");
             return ExitCode::FAILURE;
         }
-        None => std::sync::Arc::default(),
     };
     let listener = match tokio::net::TcpListener::bind((bind, port)).await {
         Ok(l) => l,

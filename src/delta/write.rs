@@ -94,25 +94,6 @@ pub struct NewTable {
 }
 
 impl NewTable {
-    /// A definition checked when it was first made, rebuilt from its parts (a
-    /// decoded plan).
-    #[cfg(feature = "proto")]
-    pub(crate) fn from_parts(
-        schema: SchemaRef,
-        partition_columns: Vec<String>,
-        configuration: HashMap<String, String>,
-        reader_features: Vec<String>,
-        writer_features: Vec<String>,
-    ) -> Self {
-        Self {
-            schema,
-            partition_columns,
-            configuration,
-            reader_features,
-            writer_features,
-        }
-    }
-
     /// Checks the definition: known partition columns that are not VARIANT,
     /// types Delta has. `configuration` are `delta.*` table properties;
     /// `delta.feature.<name> = supported` adds a feature instead of a property.
@@ -392,9 +373,7 @@ impl DeltaSink {
             create,
         }
     }
-}
 
-impl DeltaSink {
     /// Its table URL, row schema and the table to create (for the plan codec).
     pub fn parts(&self) -> (&Url, &SchemaRef, Option<&NewTable>) {
         (&self.url, &self.schema, self.create.as_ref())

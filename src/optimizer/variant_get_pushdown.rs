@@ -40,8 +40,6 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::datasource::physical_plan::FileScanConfigBuilder;
-use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
@@ -49,11 +47,7 @@ use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
 use datafusion::physical_plan::filter::FilterExec;
 
 use crate::array::is_variant_type;
-use crate::parquet::shredded_get::Extraction;
-use crate::parquet::{
-    ScanExtractions, VariantExprAdapterFactory, VariantScanExec, extractions_in, filter_predicates,
-    pushdown_enabled, scan_config,
-};
+use crate::parquet::{VariantScanExec, filter_predicates, pushdown_enabled, scan_config};
 
 /// Gives every Parquet scan over VARIANT columns a [`VariantExprAdapterFactory`]
 /// and, with `variant.pushdown` on, wraps scans that extract paths in a
@@ -122,24 +116,7 @@ fn install_adapter(
     if !has_variant {
         return Ok(None);
     }
-    let base = config.expr_adapter_factory.clone();
-    let factory = VariantExprAdapterFactory::new(base.clone()).with_pushdown(pushdown);
-    let new_config = FileScanConfigBuilder::from(config.clone())
-        .with_expr_adapter(Some(Arc::new(factory)))
-        .build();
-    let projected: Vec<Extraction> = new_config
-        .file_source()
-        .projection()
-        .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
-        .unwrap_or_default();
-    let exec = DataSourceExec::from_data_source(new_config.clone()) as Arc<dyn ExecutionPlan>;
-    let extractions = ScanExtractions {
-        projected: if pushdown { projected } else { Vec::new() },
-        predicates: Vec::new(),
-    };
-    Ok(Some(Arc::new(
-        VariantScanExec::new(exec, new_config, extractions, base).with_pushdown(pushdown),
-    )))
+    Ok(Some(Arc::new(VariantScanExec::wrap(config, pushdown))))
 }
 
 /// Operators between a filter and its scan that keep rows and columns as they are.

@@ -65,7 +65,7 @@ pub use footer::{
 };
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use scan::{ScanExtractions, VariantScanExec};
-pub(crate) use scan::{extractions_in, filter_predicates, pushdown_enabled, scan_config};
+pub(crate) use scan::{filter_predicates, pushdown_enabled, scan_config};
 pub use sink::MAX_WRITTEN_VARIANT_BYTES;
 pub use sink::VariantParquetSink;
 pub(crate) use sink::variant_sink_exec;

@@ -132,6 +132,44 @@ impl VariantScanExec {
         }
     }
 
+    /// A Parquet scan over `config` with our expression adapter installed (over
+    /// the scan's own, kept as the base), wrapped; with `pushdown` the extractions
+    /// of its projection are pushed. The physical rule and the plan codec build
+    /// their scans with it.
+    pub fn wrap(config: &FileScanConfig, pushdown: bool) -> Self {
+        let base = config.expr_adapter_factory.clone();
+        let factory = VariantExprAdapterFactory::new(base.clone()).with_pushdown(pushdown);
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_expr_adapter(Some(Arc::new(factory)))
+            .build();
+        let projected = if pushdown {
+            config
+                .file_source()
+                .projection()
+                .map(|p| p.expr_iter().flat_map(|e| extractions_in(&e)).collect())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let extractions = ScanExtractions {
+            projected,
+            predicates: Vec::new(),
+        };
+        let input = DataSourceExec::from_data_source(config.clone());
+        Self::new(input, config, extractions, base).with_pushdown(pushdown)
+    }
+
+    /// The same node pruning on `predicates` (over the scan's table schema), as
+    /// they were handed to it when it was planned; the scan itself is unchanged.
+    #[cfg(feature = "proto")]
+    pub(crate) fn with_pruning_predicates(
+        mut self,
+        predicates: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Self {
+        self.extractions.predicates = predicates;
+        self
+    }
+
     /// The same node with the shredded pushdown on or off (as its adapter has it).
     pub fn with_pushdown(mut self, pushdown: bool) -> Self {
         self.pushdown = pushdown;
