@@ -342,14 +342,36 @@ async fn an_in_memory_cluster_gives_the_answers_of_one_process() -> Result<()> {
     let ctx = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
     f.register(&ctx).await?;
     same_as_one_process(&ctx, &f, &expected).await?;
-    // `SET variant.*` reaches the workers: with the pushdown off nothing is pruned.
-    ctx.sql("SET variant.pushdown = false")
-        .await?
-        .collect()
-        .await?;
-    let (_, counters, distributed) = run_distributed(&ctx, JSONBENCH[1]).await?;
-    assert!(distributed);
-    assert_eq!(counters, Counters::default(), "pushdown off on the workers");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variant_settings_reach_the_workers() -> Result<()> {
+    // `variant.spark_functions` decides on each worker whether Spark's built-ins
+    // are there to decode the plan with: `sha2` is only datafusion-spark's.
+    let f = Fixture::new("settings").await?;
+    let q = "SELECT v:b::string AS b, max(sha2(v:b::string, 256)) AS h FROM mixed GROUP BY b ORDER BY b";
+    let spark = || {
+        let mut config = SessionConfig::new()
+            .with_target_partitions(2)
+            .with_option_extension(df_variant::config::VariantOptions::default());
+        config
+            .options_mut()
+            .set("variant.spark_functions", "true")
+            .unwrap();
+        config
+    };
+    let alone = df_variant::variant_context_with_config(spark());
+    f.register(&alone).await?;
+    let (expected, _) = run(&alone, plan(&alone, q).await?).await?;
+    let runtime = Arc::new(RuntimeEnv::default());
+    let cluster = df_variant::distributed::InMemoryCluster::start(2, Arc::clone(&runtime));
+    let builder = df_variant::variant_state_builder(spark(), runtime);
+    let ctx = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
+    f.register(&ctx).await?;
+    let (got, _, distributed) = run_distributed(&ctx, q).await?;
+    assert!(distributed, "{q} did not run on the workers");
+    assert_eq!(got, expected);
     Ok(())
 }
 
