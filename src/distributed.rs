@@ -253,7 +253,89 @@ impl ChannelResolver for TcpChannels {
                 channel
             }
         };
-        Ok(grpc::create_worker_client(channel))
+        Ok(Box::new(NamedWorker {
+            url: url.clone(),
+            inner: grpc::create_worker_client(channel),
+        }))
+    }
+}
+
+/// A worker's channel whose transport failures name the worker: datafusion-distributed
+/// reports a broken connection as a bare gRPC status ("h2 protocol error ..."). Errors
+/// a worker sent back (a query's own errors) pass unchanged.
+struct NamedWorker {
+    url: Url,
+    inner: Box<dyn WorkerChannel>,
+}
+
+impl NamedWorker {
+    fn name(url: &Url, e: DataFusionError) -> DataFusionError {
+        match e {
+            DataFusionError::External(inner) => DataFusionError::Execution(format!(
+                "lost df-variant worker {url} during the query: {inner}"
+            )),
+            other => other,
+        }
+    }
+
+    fn named<T: Send + 'static>(
+        &self,
+        stream: futures::stream::BoxStream<'static, Result<T>>,
+    ) -> futures::stream::BoxStream<'static, Result<T>> {
+        use futures::StreamExt;
+        let url = self.url.clone();
+        stream
+            .map(move |r| r.map_err(|e| Self::name(&url, e)))
+            .boxed()
+    }
+}
+
+#[async_trait]
+impl WorkerChannel for NamedWorker {
+    async fn coordinator_channel(
+        &mut self,
+        headers: tonic::codegen::http::HeaderMap,
+        set_plan_request: datafusion_distributed::SetPlanRequest,
+        c2w_stream: futures::stream::BoxStream<
+            'static,
+            datafusion_distributed::CoordinatorToWorkerMsg,
+        >,
+        metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
+        task_ctx: &Arc<datafusion::execution::TaskContext>,
+    ) -> Result<
+        futures::stream::BoxStream<'static, Result<datafusion_distributed::WorkerToCoordinatorMsg>>,
+    > {
+        let stream = self
+            .inner
+            .coordinator_channel(headers, set_plan_request, c2w_stream, metrics, task_ctx)
+            .await
+            .map_err(|e| Self::name(&self.url, e))?;
+        Ok(self.named(stream))
+    }
+
+    async fn execute_task(
+        &mut self,
+        headers: tonic::codegen::http::HeaderMap,
+        request: datafusion_distributed::ExecuteTaskRequest,
+        metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
+        task_ctx: &Arc<datafusion::execution::TaskContext>,
+    ) -> Result<Vec<futures::stream::BoxStream<'static, Result<arrow::array::RecordBatch>>>> {
+        let streams = self
+            .inner
+            .execute_task(headers, request, metrics, task_ctx)
+            .await
+            .map_err(|e| Self::name(&self.url, e))?;
+        Ok(streams.into_iter().map(|s| self.named(s)).collect())
+    }
+
+    async fn get_worker_info(
+        &mut self,
+        request: datafusion_distributed::GetWorkerInfoRequest,
+    ) -> Result<datafusion_distributed::GetWorkerInfoResponse> {
+        self.inner
+            .get_worker_info(request)
+            .await
+            .map_err(|e| Self::name(&self.url, e))
     }
 }
 

@@ -492,10 +492,53 @@ async fn a_worker_killed_mid_query_fails_the_query_within_seconds() -> Result<()
         .expect("the query ends within seconds of the kill")
         .expect("no panic");
     let err = outcome.expect_err("a query that lost a worker gives no answer");
+    let lost = format!("lost df-variant worker {}", workers[1].url);
+    assert!(err.to_string().contains(&lost), "{err}");
     println!(
         "failed {:.1} s after the kill: {}",
         killed.elapsed().as_secs_f64(),
         err.to_string().lines().next().unwrap_or_default()
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_worker_fails_the_query_naming_it() -> Result<()> {
+    let f = Fixture::new("unreachable").await?;
+    let worker = WorkerProcess::start();
+    // A loopback port nobody listens on any more.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = url::Url::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+    let builder = df_variant::variant_state_builder(
+        SessionConfig::new().with_target_partitions(2),
+        Arc::default(),
+    );
+    let state =
+        df_variant::distributed::with_workers(builder, vec![worker.url.clone(), dead.clone()])?
+            .with_distributed_file_scan_config_bytes_per_partition(1)?
+            .build();
+    let ctx = SessionContext::new_with_state(state);
+    f.register(&ctx).await?;
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        collect(plan(&ctx, JSONBENCH[0]).await?, ctx.task_ctx()),
+    )
+    .await
+    .expect("the query ends within seconds");
+    let err = outcome.expect_err("a query with an unreachable worker gives no answer");
+    assert!(
+        err.to_string()
+            .contains(&format!("df-variant worker {dead}")),
+        "{err}"
+    );
+    println!(
+        "failed after {:.1} s: {err}",
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }
