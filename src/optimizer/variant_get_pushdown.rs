@@ -49,9 +49,10 @@ use datafusion::physical_plan::filter::FilterExec;
 use crate::array::is_variant_type;
 use crate::parquet::{VariantScanExec, filter_predicates, pushdown_enabled, scan_config};
 
-/// Gives every Parquet scan over VARIANT columns a [`VariantExprAdapterFactory`]
-/// and, with `variant.pushdown` on, wraps scans that extract paths in a
-/// [`VariantScanExec`] that prunes on the filter's extraction predicates.
+/// Wraps every Parquet scan over VARIANT columns in a [`VariantScanExec`] with our
+/// expression adapter on the scan ([`VariantScanExec::wrap`]); with
+/// `variant.pushdown` on, the node pushes the scan's extractions and prunes on the
+/// filter's extraction predicates.
 #[derive(Debug, Default)]
 pub struct VariantGetPushdown;
 
