@@ -277,6 +277,74 @@ fn a_copy_killed_while_committing_is_invisible() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Delta INSERT whose process dies after writing its data files and before its
+/// log entry (as under `kill -9`) adds nothing: the files are not in the log, and
+/// later writes and reads are unaffected.
+#[test]
+fn a_delta_insert_killed_before_its_commit_adds_nothing() {
+    let dir =
+        std::env::temp_dir().join(format!("df_variant_cli_delta_kill_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let table = dir.display().to_string();
+    let open = format!("CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{table}'");
+    let insert = |rows: u32| {
+        format!(
+            "INSERT INTO t SELECT i AS id, parse_json('{{\"a\":' || i || '}}') AS v FROM generate_series(1, {rows}) t(i)"
+        )
+    };
+    let count = || {
+        let out = cli(
+            &[
+                "-q",
+                "--format",
+                "csv",
+                "-c",
+                &open,
+                "-c",
+                "SELECT count(*) AS n FROM t",
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let create = format!(
+        "COPY (SELECT CAST(1 AS BIGINT) AS id, parse_json('{{\"a\":1}}') AS v) TO '{table}' STORED AS DELTA"
+    );
+    let out = cli(&["-q", "-c", &create], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(count(), "n\n1\n");
+    let data_files = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "parquet")
+            })
+            .count()
+    };
+    let before = data_files();
+
+    let out = cli_env(
+        &["-q", "-c", &open, "-c", &insert(1000)],
+        &[("DF_VARIANT_FAILPOINT", "before_delta_commit")],
+    );
+    assert!(!out.status.success(), "the fault injection did not fire");
+    assert!(
+        data_files() > before,
+        "the killed INSERT wrote no data file"
+    );
+    assert_eq!(count(), "n\n1\n");
+
+    let out = cli(&["-q", "-c", &open, "-c", &insert(10)], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(count(), "n\n11\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--memory-limit`: a query over its limit spills or fails with a clear
 /// error, and never takes the memory it asks for.
 #[test]

@@ -635,6 +635,13 @@ impl DeltaSink {
         written: Vec<Added>,
         shredding: bool,
     ) -> Result<()> {
+        // Fault injection for the crash test: the data files are written, the
+        // log entry that would make them part of the table is not.
+        if std::env::var(crate::parquet::commit::FAILPOINT_ENV)
+            .is_ok_and(|v| v == "before_delta_commit")
+        {
+            std::process::abort();
+        }
         let url = &self.url;
         let mut actions = vec![commit_info(
             if new.is_some() {
