@@ -260,7 +260,12 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                         return Err(bad(format!("duplicate field name \"{name}\"")));
                     }
                     if p > name {
-                        if name.is_ascii() && p.is_ascii() {
+                        // Out of byte order is fine only where UTF-16 order (Spark's)
+                        // differs from it: supplementary characters against
+                        // U+E000..U+FFFF.
+                        if name.is_ascii() && p.is_ascii()
+                            || p.encode_utf16().cmp(name.encode_utf16()).is_gt()
+                        {
                             return Err(bad(format!("object fields are not sorted at \"{name}\"")));
                         }
                         in_byte_order = false;
@@ -452,6 +457,37 @@ mod tests {
             .join()
             .unwrap();
         assert!(e.reason.contains("nesting"), "{e}");
+    }
+
+    /// An object in neither byte nor UTF-16 order is refused also when a name is
+    /// not ASCII (found by the long fuzz run: `["\u{82}m", "e"]` was accepted); one
+    /// in UTF-16 order (Spark's) but not in byte order is read.
+    #[test]
+    fn object_order_is_checked_for_non_ascii_names() {
+        // One object {id0: 1, id1: 2} over the unsorted dictionary [k0, k1].
+        let object = |k0: &str, k1: &str| {
+            let mut meta = vec![
+                0x01,
+                0x02,
+                0x00,
+                k0.len() as u8,
+                (k0.len() + k1.len()) as u8,
+            ];
+            meta.extend_from_slice(k0.as_bytes());
+            meta.extend_from_slice(k1.as_bytes());
+            let value = vec![
+                0x02, 0x02, 0x00, 0x01, 0x00, 0x02, 0x04, 0x0c, 0x01, 0x0c, 0x02,
+            ];
+            (meta, value)
+        };
+        let (m, v) = object("\u{82}m", "e");
+        let e = check(&m, &v).unwrap_err();
+        assert!(e.reason.contains("not sorted"), "{e}");
+        // U+1F600 (a surrogate pair in UTF-16) before U+FF21: UTF-16 order.
+        let (m, v) = object("\u{1F600}", "\u{FF21}");
+        check(&m, &v).unwrap();
+        let (m, v) = object("e", "\u{82}m");
+        check(&m, &v).unwrap();
     }
 
     #[test]
