@@ -54,13 +54,16 @@ fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
 /// `variant_get(base, path)` where `base` is a VARIANT expression, extending the
 /// path of `base` when it is itself such an extraction.
 ///
-/// A folded path stops growing at [`MAX_DEPTH`] steps (no valid Variant nests
-/// deeper, so the extraction it starts is NULL anyway): each fold re-reads the
-/// path so far, and unbounded folding made `v[0][0]...` quadratic to plan.
+/// A path longer than [`MAX_DEPTH`] steps finds nothing in any valid Variant
+/// (none nests deeper), so its extraction is NULL and so is every longer one:
+/// further steps leave it as it is. Each fold re-reads the path so far, so
+/// unbounded folding made `v[0][0]...` quadratic to plan, and nesting calls past
+/// the bound made DataFusion name every inner call again (also quadratic).
 fn extract(base: Expr, mut segments: Vec<PathSegment>) -> Expr {
-    if let Some((inner, mut prefix)) = as_extraction(&base)
-        && prefix.len() < MAX_DEPTH
-    {
+    if let Some((inner, mut prefix)) = as_extraction(&base) {
+        if prefix.len() > MAX_DEPTH {
+            return base;
+        }
         prefix.append(&mut segments);
         return variant_get_udf().call(vec![inner.clone(), lit(path_to_string(&prefix))]);
     }
@@ -276,6 +279,19 @@ mod tests {
         assert_eq!(path("a[\"it's\"]"), "$.a[\"it's\"]");
         assert_eq!(path("a['it''s']"), "$.a[\"it's\"]");
         assert_eq!(path("UPPER.lower"), "$.UPPER.lower");
+    }
+
+    /// Past [`MAX_DEPTH`] steps a chain stays one call (planning stays linear):
+    /// the path already finds nothing in a valid Variant.
+    #[test]
+    fn chains_past_the_nesting_bound_stay_one_call() {
+        let mut e = datafusion::logical_expr::col("v");
+        for _ in 0..5 * MAX_DEPTH {
+            e = extract(e, vec![PathSegment::Index(0)]);
+        }
+        let (inner, path) = as_extraction(&e).unwrap();
+        assert_eq!(inner, &datafusion::logical_expr::col("v"));
+        assert_eq!(path.len(), MAX_DEPTH + 1);
     }
 
     #[test]
