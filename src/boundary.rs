@@ -7,8 +7,13 @@
 //! shredded reads call it; a caught panic is always a bug, and the robustness
 //! tests fail on its message ([`PANIC_MESSAGE`]).
 
+use std::task::Poll;
+
 use arrow::error::ArrowError;
 use datafusion::common::{DataFusionError, Result, exec_datafusion_err, plan_datafusion_err};
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use futures::StreamExt;
 
 use crate::array::get::GetError;
 
@@ -21,6 +26,13 @@ const STACK_SEGMENT: usize = 64 << 20;
 /// The words of the error made from a caught panic.
 pub const PANIC_MESSAGE: &str = "internal error while reading variant data";
 
+/// The words of the error made from a panic caught around a Parquet scan's
+/// decoding stream: parquet-rs 59.3.2's page decoders panic on some corrupt
+/// page contents (an RLE bit width over 64, say), which no check in front of
+/// them can see without decoding the page itself.
+pub const DECODER_PANIC_MESSAGE: &str =
+    "the Parquet decoder (parquet-rs 59.3.2) failed on corrupt page data";
+
 /// Runs one batch of work `f`: on enough stack for 1000-level variants, and with
 /// a panic from a dependency turned into an error naming `func`.
 pub fn guard<T>(func: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -29,15 +41,49 @@ pub fn guard<T>(func: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     });
     match caught {
         Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(exec_datafusion_err!("{func}: {PANIC_MESSAGE}: {msg}"))
-        }
+        Err(p) => Err(exec_datafusion_err!(
+            "{func}: {PANIC_MESSAGE}: {}",
+            panic_text(p.as_ref())
+        )),
     }
+}
+
+/// The message of a caught panic's payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+/// `stream` with a panic while polling it (parquet-rs's page decoders on a
+/// corrupt page) turned into one error naming `what` (the file being read) and
+/// [`DECODER_PANIC_MESSAGE`], after which the stream ends. The checks in front
+/// of parquet-rs catch what the footer and page index can show; this catches
+/// what only the page bytes can.
+pub fn catch_stream_panics(
+    stream: SendableRecordBatchStream,
+    what: String,
+) -> SendableRecordBatchStream {
+    let schema = stream.schema();
+    let mut stream = Some(stream);
+    let guarded = futures::stream::poll_fn(move |cx| {
+        let Some(inner) = stream.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll_next_unpin(cx))) {
+            Ok(poll) => poll,
+            Err(p) => {
+                stream = None;
+                Poll::Ready(Some(Err(exec_datafusion_err!(
+                    "{what}: {DECODER_PANIC_MESSAGE}: {}",
+                    panic_text(p.as_ref())
+                ))))
+            }
+        }
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, guarded))
 }
 
 /// The error of the `variant_get` kernel as `func` reports it: data errors name

@@ -49,7 +49,7 @@ pub mod udaf;
 pub mod udf;
 pub mod variant;
 
-pub use boundary::{PANIC_MESSAGE, guard};
+pub use boundary::{DECODER_PANIC_MESSAGE, PANIC_MESSAGE, guard};
 pub use udf::common::for_each_variant;
 
 use std::sync::Arc;

@@ -347,11 +347,22 @@ fn mutated_inputs_never_panic_long() {
         "{inputs} mutated Variant and JSON inputs ({decoded} still valid Variants), 0 panics, in {:.0} s",
         start.elapsed().as_secs_f64()
     );
+}
+
+/// The long run over files and plans; `DF_VARIANT_FUZZ_FILES` files (20,000 by
+/// default). A failing file stays in the temporary directory the panic names.
+#[test]
+#[ignore = "long run: cargo test --release --test integration robustness:: -- --ignored"]
+fn mutated_parquet_files_and_random_paths_never_panic_long() {
+    let files: usize = std::env::var("DF_VARIANT_FUZZ_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     let start = std::time::Instant::now();
-    let files = mutated_parquet_files(20_000, 7);
+    let (files, decoder_panics) = mutated_parquet_files(files, 7);
     let planned = random_paths_and_types(200_000, 7);
     println!(
-        "{files} mutated Parquet files scanned with and without pushdown, {planned} random paths and types planned, 0 panics, in {:.0} s",
+        "{files} mutated Parquet files scanned with and without pushdown, {planned} random paths and types planned, in {:.0} s: 0 uncaught panics, 0 caught outside parquet-rs's page decoders; caught in those decoders (each an error naming the file): {decoder_panics:?}",
         start.elapsed().as_secs_f64()
     );
 }
@@ -363,6 +374,23 @@ async fn run_without_panic(
     sql: &str,
     what: &str,
 ) -> bool {
+    run_scan(ctx, sql, what, &mut DecoderPanics::new()).await
+}
+
+/// Panics of parquet-rs's page decoders caught at the scan boundary (see
+/// `df_variant::DECODER_PANIC_MESSAGE`), by their message with digits dropped.
+type DecoderPanics = std::collections::BTreeMap<String, usize>;
+
+/// As [`run_without_panic`], except that a panic of parquet-rs's page decoders,
+/// caught around the scan and reported as an error naming the file, is counted
+/// in `decoder_panics` (no check in front of parquet-rs can see those without
+/// decoding the page). Every other caught panic fails.
+async fn run_scan(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+    what: &str,
+    decoder_panics: &mut DecoderPanics,
+) -> bool {
     let result = match ctx.sql(sql).await {
         Ok(df) => df.collect().await.map(|_| ()),
         Err(e) => Err(e),
@@ -371,6 +399,11 @@ async fn run_without_panic(
         Ok(()) => true,
         Err(e) => {
             let e = e.to_string();
+            if let Some((_, panic)) = e.split_once(df_variant::DECODER_PANIC_MESSAGE) {
+                let kind: String = panic.chars().filter(|c| !c.is_ascii_digit()).collect();
+                *decoder_panics.entry(kind).or_default() += 1;
+                return false;
+            }
             assert!(
                 !e.contains(CAUGHT_PANIC) && !e.contains("panicked"),
                 "{what}, {sql}: {e}"
@@ -382,8 +415,10 @@ async fn run_without_panic(
 
 /// Writes one shredded Parquet file, then scans `n` mutated copies of it (bytes
 /// flipped, cut or inserted anywhere, footer included) with the pushdown on and
-/// off. Errors are fine; a panic, caught or not, fails. Returns the files scanned.
-fn mutated_parquet_files(n: usize, seed: u64) -> usize {
+/// off. Errors are fine; a panic, caught or not, fails, except the page
+/// decoders' (see [`run_scan`]). Returns the files scanned and those panics.
+fn mutated_parquet_files(n: usize, seed: u64) -> (usize, DecoderPanics) {
+    let mut decoder_panics = DecoderPanics::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -428,24 +463,35 @@ fn mutated_parquet_files(n: usize, seed: u64) -> usize {
             mutate(&mut rng, &mut bytes);
         }
         std::fs::write(&path, &bytes).unwrap();
-        runtime.block_on(async {
-            for pushdown in ["true", "false"] {
-                let ctx = df_variant::variant_context();
-                let register = format!(
-                    "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
-                    path.display()
-                );
-                let set = format!("SET variant.pushdown = {pushdown}");
-                for sql in [set.as_str(), register.as_str()].into_iter().chain(queries) {
-                    if !run_without_panic(&ctx, sql, &format!("mutation {i} (seed {seed})")).await {
-                        break;
+        let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                for pushdown in ["true", "false"] {
+                    let ctx = df_variant::variant_context();
+                    let register = format!(
+                        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+                        path.display()
+                    );
+                    let set = format!("SET variant.pushdown = {pushdown}");
+                    for sql in [set.as_str(), register.as_str()].into_iter().chain(queries) {
+                        let what = format!("mutation {i} (seed {seed})");
+                        if !run_scan(&ctx, sql, &what, &mut decoder_panics).await {
+                            break;
+                        }
                     }
                 }
-            }
-        });
+            });
+        }));
+        if scanned.is_err() {
+            let kept = dir.join(format!("failing_{i}.parquet"));
+            std::fs::copy(&path, &kept).unwrap();
+            panic!(
+                "mutation {i} (seed {seed}) panicked; the file is kept at {}",
+                kept.display()
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    n
+    (n, decoder_panics)
 }
 
 /// Random path and type strings through the parsers and through planning
@@ -517,7 +563,7 @@ fn random_paths_and_types(n: usize, seed: u64) -> usize {
 
 #[test]
 fn mutated_parquet_files_and_random_paths_never_panic() {
-    assert_eq!(mutated_parquet_files(150, 1), 150);
+    assert_eq!(mutated_parquet_files(150, 1).0, 150);
     assert_eq!(random_paths_and_types(4_000, 1), 4_000);
 }
 
@@ -580,6 +626,87 @@ async fn a_footer_longer_than_the_file_is_an_error_everywhere() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files from the long fuzz run that made parquet 59.3.2 or arrow-ipc 59.3.2
+/// panic, each now an error naming the file, with the pushdown on and off:
+/// an offset index that puts a page before the start of its column chunk (an
+/// overflow in `SerializedPageReader`; in release, a slice past the fetched
+/// bytes), and an embedded Arrow schema whose type tag is NONE
+/// (`unimplemented!` in arrow-ipc, during schema inference).
+#[tokio::test]
+async fn corrupt_page_locations_and_embedded_schemas_are_errors() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/sqllogictests/data/corrupt");
+    for (name, expected) in [
+        ("page_before_its_chunk.parquet", "of its offset index"),
+        (
+            "arrow_schema_unknown_type.parquet",
+            "its embedded Arrow schema (ARROW:schema) field 'v'",
+        ),
+    ] {
+        let file = format!("{data}/{name}");
+        for pushdown in ["true", "false"] {
+            let ctx = df_variant::variant_context();
+            let mut failed = None;
+            for sql in [
+                format!("SET variant.pushdown = {pushdown}"),
+                format!("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{file}'"),
+                "SELECT count(*), sum(v:a::bigint) FROM t WHERE v:k1::int > 2".into(),
+                "SELECT to_json(v), v:user.id::int FROM t".into(),
+            ] {
+                let result = match ctx.sql(&sql).await {
+                    Ok(df) => df.collect().await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = result {
+                    failed = Some((sql, e.to_string()));
+                    break;
+                }
+            }
+            let (sql, err) = failed.unwrap_or_else(|| panic!("{name} read without an error"));
+            assert!(!err.contains(CAUGHT_PANIC), "{sql}: {err}");
+            assert!(
+                err.contains(&format!("{name} is not a valid Parquet file"))
+                    && err.contains(expected),
+                "{name}, pushdown {pushdown}, {sql}: {err}"
+            );
+        }
+    }
+}
+
+/// A file from the long fuzz run whose dictionary-encoded page claims an RLE
+/// bit width over 64: parquet-rs 59.3.2's decoder panics on it, and only the
+/// page bytes show it. The panic is caught around the scan's stream and the
+/// query fails with an error naming the file (the process used to abort).
+#[tokio::test]
+async fn a_page_that_parquet_rs_panics_on_is_an_error_naming_the_file() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sqllogictests/data/corrupt/page_rle_bit_width.parquet"
+    );
+    for pushdown in ["true", "false"] {
+        let ctx = df_variant::variant_context();
+        for sql in [
+            format!("SET variant.pushdown = {pushdown}"),
+            format!("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{file}'"),
+        ] {
+            ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        }
+        let sql = "SELECT to_json(v), v:user.id::int FROM t";
+        let err = ctx
+            .sql(sql)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("page_rle_bit_width.parquet")
+                && err.contains(df_variant::DECODER_PANIC_MESSAGE),
+            "pushdown {pushdown}: {err}"
+        );
+    }
 }
 
 /// `variant_explode` of one wide object shares the row's metadata among its

@@ -13,6 +13,14 @@
 //! Files whose metadata DataFusion already holds in its metadata cache (same
 //! size and modification time) are not checked again, so a warm scan reads
 //! nothing more than before.
+//!
+//! parquet-rs also trusts the decoded metadata when it reads pages: a column
+//! chunk with a negative offset panics in `ColumnChunkMetaData::byte_range`,
+//! and an offset index whose page locations overlap, leave their column chunk
+//! or run backwards makes its page reader slice past the bytes it fetched
+//! (found by the long fuzz run). The scan's reader therefore always loads the
+//! page index with the footer and checks both ([`check_page_locations`]) before
+//! any page is read.
 
 use std::any::Any;
 use std::ops::Range;
@@ -29,6 +37,7 @@ use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::errors::ParquetError;
+use datafusion::parquet::file::metadata::PageIndexPolicy;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
@@ -174,10 +183,140 @@ impl AsyncFileReader for GuardedReader {
                     .map_err(ParquetError::General)?;
                 self.checked = true;
             }
-            self.inner.get_metadata(options).await
+            // The page index comes with the footer, so that it is checked before
+            // DataFusion's opener would load it behind this reader's back.
+            let options = options
+                .cloned()
+                .unwrap_or_default()
+                .with_page_index_policy(PageIndexPolicy::Optional);
+            let metadata = self.inner.get_metadata(Some(&options)).await?;
+            check_parquet_metadata(self.object.location.as_ref(), self.object.size, &metadata)
+                .map_err(ParquetError::General)?;
+            Ok(metadata)
         }
         .boxed()
     }
+}
+
+/// Checks the decoded footer `metadata` of the file `location` of `size` bytes
+/// for what parquet-rs would panic on later: its page locations
+/// ([`check_page_locations`]) and its embedded Arrow schema
+/// ([`super::check_embedded_arrow_schema`]).
+///
+/// # Errors
+/// A message naming the file and what is wrong.
+pub fn check_parquet_metadata(
+    location: &str,
+    size: u64,
+    metadata: &ParquetMetaData,
+) -> Result<(), String> {
+    check_page_locations(location, size, metadata)?;
+    super::check_embedded_arrow_schema(location, metadata)
+}
+
+/// Checks the Parquet file `object` before anything of DataFusion's reads it:
+/// its tail ([`check_parquet_footer`], skipped when `cache` holds the file's
+/// current metadata), then its decoded footer and page index
+/// ([`check_parquet_metadata`]). The metadata is read through `cache`, so the
+/// caller's own read that follows finds it there.
+///
+/// # Errors
+/// When the file cannot be read or any check fails.
+pub async fn check_parquet_file(
+    store: &dyn ObjectStore,
+    object: &ObjectMeta,
+    cache: Option<Arc<FileMetadataCache>>,
+) -> Result<()> {
+    if !cached(cache.as_ref(), object) {
+        check_parquet_footer(store, object).await?;
+    }
+    let metadata =
+        datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata::new(
+            store, object,
+        )
+        .with_file_metadata_cache(cache)
+        .with_page_index_policy(Some(PageIndexPolicy::Optional))
+        .fetch_metadata()
+        .await?;
+    check_parquet_metadata(object.location.as_ref(), object.size, &metadata)
+        .map_err(DataFusionError::Execution)
+}
+
+/// Checks that every column chunk of `metadata` lies in the file of `size`
+/// bytes, and that its offset index (when loaded) places each page inside its
+/// chunk, in order, without overlap, and starting at row 0 with increasing rows.
+///
+/// # Errors
+/// A message naming the file, the row group, the column and what is wrong.
+pub fn check_page_locations(
+    location: &str,
+    size: u64,
+    metadata: &ParquetMetaData,
+) -> Result<(), String> {
+    let offset_index = metadata.offset_index();
+    for (rg, row_group) in metadata.row_groups().iter().enumerate() {
+        let pages = offset_index.and_then(|index| index.get(rg));
+        if let Some(pages) = pages
+            && !pages.is_empty()
+            && pages.len() != row_group.num_columns()
+        {
+            return Err(format!(
+                "{location} is not a valid Parquet file: the offset index of row group {rg} has {} columns, not {}",
+                pages.len(),
+                row_group.num_columns()
+            ));
+        }
+        for (c, chunk) in row_group.columns().iter().enumerate() {
+            let bad = |why: String| {
+                format!(
+                    "{location} is not a valid Parquet file: column {} of row group {rg}: {why}",
+                    chunk.column_path()
+                )
+            };
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or_else(|| chunk.data_page_offset());
+            let len = chunk.compressed_size();
+            let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(len)) else {
+                return Err(bad(format!("a chunk at offset {start} of {len} bytes")));
+            };
+            let end = start.saturating_add(len);
+            if end > size {
+                return Err(bad(format!(
+                    "its bytes {start}..{end} run past the end of the file ({size} bytes)"
+                )));
+            }
+            let Some(locations) = pages.and_then(|p| p.get(c)).map(datafusion::parquet::file::page_index::offset_index::OffsetIndexMetaData::page_locations) else {
+                continue;
+            };
+            if locations.is_empty() && row_group.num_rows() > 0 {
+                return Err(bad("its offset index lists no pages".into()));
+            }
+            let (mut next_byte, mut last_row) = (start, -1_i64);
+            for (p, page) in locations.iter().enumerate() {
+                let offset = u64::try_from(page.offset).unwrap_or(u64::MAX);
+                let page_size = u64::try_from(page.compressed_page_size).unwrap_or(0);
+                let first_row_ok = if p == 0 {
+                    page.first_row_index == 0
+                } else {
+                    page.first_row_index > last_row && page.first_row_index < row_group.num_rows()
+                };
+                if offset < next_byte
+                    || page_size == 0
+                    || offset.saturating_add(page_size) > end
+                    || !first_row_ok
+                {
+                    return Err(bad(format!(
+                        "page {p} of its offset index (offset {}, {} bytes, first row {}) does not fit in the chunk's bytes {start}..{end} after the page before it",
+                        page.offset, page.compressed_page_size, page.first_row_index
+                    )));
+                }
+                next_byte = offset + page_size;
+                last_row = page.first_row_index;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `config` with the footer guard on its Parquet reader factory (a decoded plan

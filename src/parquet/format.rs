@@ -23,11 +23,18 @@ use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 
-use super::footer::{check_parquet_footer, guard_parquet_scan};
+use super::footer::{check_parquet_file, guard_parquet_scan};
 use super::sink::variant_sink_exec;
 use crate::array::{is_variant_type, variant_data_type};
 use crate::config::VariantOptions;
 use crate::parquet::commit::pending_among;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
+
+/// The session's Parquet metadata cache, which the checks in front of
+/// parquet-rs fill for the reads that follow them.
+fn metadata_cache(state: &dyn Session) -> Option<Arc<FileMetadataCache>> {
+    Some(state.runtime_env().cache_manager.get_file_metadata_cache())
+}
 
 /// Creates [`VariantParquetFormat`]s; registered for the `parquet` extension by
 /// [`crate::with_variant`], so `CREATE EXTERNAL TABLE ... STORED AS PARQUET`,
@@ -239,7 +246,7 @@ impl FileFormat for VariantParquetFormat {
         };
         if objects.len() <= 1 {
             for object in objects {
-                check_parquet_footer(store.as_ref(), object).await?;
+                check_parquet_file(store.as_ref(), object, metadata_cache(state)).await?;
             }
             let schema = self.inner.infer_schema(state, store, objects).await?;
             return Ok(Arc::new(merge_file_schemas(vec![schema])?));
@@ -256,7 +263,7 @@ impl FileFormat for VariantParquetFormat {
             .map(|object| {
                 let object = [object.clone()];
                 async move {
-                    check_parquet_footer(store.as_ref(), &object[0]).await?;
+                    check_parquet_file(store.as_ref(), &object[0], metadata_cache(state)).await?;
                     self.inner.infer_schema(state, store, &object).await
                 }
             })
@@ -274,7 +281,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        check_parquet_footer(store.as_ref(), object).await?;
+        check_parquet_file(store.as_ref(), object, metadata_cache(state)).await?;
         self.inner
             .infer_stats(state, store, table_schema, object)
             .await
@@ -287,7 +294,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Option<LexOrdering>> {
-        check_parquet_footer(store.as_ref(), object).await?;
+        check_parquet_file(store.as_ref(), object, metadata_cache(state)).await?;
         self.inner
             .infer_ordering(state, store, table_schema, object)
             .await
@@ -300,7 +307,7 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<FileMeta> {
-        check_parquet_footer(store.as_ref(), object).await?;
+        check_parquet_file(store.as_ref(), object, metadata_cache(state)).await?;
         self.inner
             .infer_stats_and_ordering(state, store, table_schema, object)
             .await

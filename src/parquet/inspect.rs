@@ -207,6 +207,7 @@ pub fn describe_file(file: &InputFile) -> Result<(usize, i64, Vec<ColumnShreddin
     let reader = SerializedFileReader::new(handle).map_err(|e| fail(&e))?;
     let metadata = reader.metadata();
     let file_metadata = metadata.file_metadata();
+    super::check_embedded_arrow_schema(&name.to_string(), metadata).map_err(|e| fail(&e))?;
     let schema = parquet::arrow::parquet_to_arrow_schema(
         file_metadata.schema_descr(),
         file_metadata.key_value_metadata(),

@@ -49,6 +49,7 @@
 mod adapter;
 mod bounds;
 pub mod commit;
+mod embedded_schema;
 mod footer;
 mod format;
 pub mod inspect;
@@ -59,9 +60,10 @@ mod sink;
 
 pub use adapter::{ReassembleVariant, VariantExprAdapterFactory};
 pub use bounds::{Bounds, PathBounds, PathKey};
+pub use embedded_schema::check_embedded_arrow_schema;
 pub use footer::{
-    GuardedReaderFactory, check_parquet_footer, check_parquet_tail, guard_parquet_scan,
-    guarded_scan_config,
+    GuardedReaderFactory, check_page_locations, check_parquet_file, check_parquet_footer,
+    check_parquet_metadata, check_parquet_tail, guard_parquet_scan, guarded_scan_config,
 };
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use scan::{ScanExtractions, VariantScanExec};

@@ -28,6 +28,7 @@ use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 
 use super::footer::check_parquet_footer;
 use super::pruning::{FilePlan, FilePlanner};
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{
     FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
 };
@@ -366,7 +367,16 @@ impl ExecutionPlan for VariantScanExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         if self.adapter_only() {
-            return self.input.execute(partition, context);
+            let what = match scan_config(&self.input)
+                .unwrap_or(&self.config)
+                .file_groups
+                .get(partition)
+            {
+                Some(group) => reading_files(group.files()),
+                None => format!("partition {partition} of a Parquet scan"),
+            };
+            let stream = self.input.execute(partition, context)?;
+            return Ok(crate::boundary::catch_stream_panics(stream, what));
         }
         // Over a distributed planner's per-task leaf that runs here (one task),
         // the leaf runs the scan it was made from: the planned one.
@@ -424,6 +434,12 @@ impl ExecutionPlan for VariantScanExec {
                         .with_page_index_policy(Some(PageIndexPolicy::Optional))
                         .fetch_metadata()
                         .await?;
+                    super::footer::check_parquet_metadata(
+                        file.object_meta.location.as_ref(),
+                        file.object_meta.size,
+                        &metadata,
+                    )
+                    .map_err(datafusion::common::DataFusionError::Execution)?;
                     // Pruning is an optimization: statistics it cannot read (or a
                     // panic in a reader of odd statistics) leave the file whole,
                     // and the scan itself reports a file it cannot read.
@@ -439,6 +455,7 @@ impl ExecutionPlan for VariantScanExec {
                             value_free: ValueFreeNodes::new(),
                         }
                     });
+                    let what = reading_files(std::slice::from_ref(&file));
                     let mut file = file;
                     if let Some(access) = plan.access {
                         file.extensions.insert(access);
@@ -449,7 +466,9 @@ impl ExecutionPlan for VariantScanExec {
                         .with_file_groups(vec![FileGroup::new(vec![file])])
                         .with_expr_adapter(Some(Arc::new(factory)))
                         .build();
-                    DataSourceExec::from_data_source(single).execute(0, context)
+                    DataSourceExec::from_data_source(single)
+                        .execute(0, context)
+                        .map(|stream| crate::boundary::catch_stream_panics(stream, what))
                 }
             })
             .try_flatten();
@@ -467,6 +486,25 @@ impl ExecutionPlan for VariantScanExec {
             }
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// What a partition reading `files` reads, for its errors: the file, or the
+/// first few of several (the failing one among them).
+fn reading_files(files: &[PartitionedFile]) -> String {
+    let names: Vec<&str> = files
+        .iter()
+        .take(3)
+        .map(|f| f.object_meta.location.as_ref())
+        .collect();
+    match files.len() {
+        1 => format!("reading {}", names[0]),
+        n if n <= 3 => format!("reading one of {}", names.join(", ")),
+        n => format!(
+            "reading one of {} and {} more files",
+            names.join(", "),
+            n - 3
+        ),
     }
 }
 
