@@ -212,11 +212,18 @@ fn invoke(udf: &ScalarUDF, args: Vec<ColumnarValue>, variant_first: bool) {
         ColumnarValue::Array(a) => a.len(),
         ColumnarValue::Scalar(_) => 1,
     };
+    let first_type = args[0].data_type();
     let arg_fields: Vec<FieldRef> = args
         .iter()
         .enumerate()
         .map(|(i, a)| match a {
-            ColumnarValue::Array(arr) => field("a", arr, i == 0 && variant_first),
+            // The first argument, and any other of the same type (the value a
+            // mutator inserts), is a Variant.
+            ColumnarValue::Array(arr) => field(
+                "a",
+                arr,
+                variant_first && (i == 0 || arr.data_type() == &first_type),
+            ),
             ColumnarValue::Scalar(s) => Arc::new(Field::new("s", s.data_type(), true)),
         })
         .collect();
@@ -234,15 +241,33 @@ fn invoke(udf: &ScalarUDF, args: Vec<ColumnarValue>, variant_first: bool) {
         return;
     };
     let described = format!("{}({args:?})", udf.name());
-    if let Err(e) = udf.invoke_with_args(ScalarFunctionArgs {
+    // The functions that build new Variant bytes (others return their input or
+    // a slice of it).
+    let builds_variant = ["insert", "set", "append", "delete", "strip"]
+        .iter()
+        .any(|w| udf.name().contains(w));
+    match udf.invoke_with_args(ScalarFunctionArgs {
         args,
         arg_fields,
         number_rows: rows,
         return_field,
         config_options: Arc::new(ConfigOptions::default()),
     }) {
-        let e = e.to_string();
-        assert!(!e.contains(CAUGHT_PANIC), "{described} panicked: {e}");
+        Err(e) => {
+            let e = e.to_string();
+            assert!(!e.contains(CAUGHT_PANIC), "{described} panicked: {e}");
+        }
+        // What a mutator writes is a valid Variant.
+        Ok(out) if builds_variant => {
+            let out = out.to_array(rows).unwrap();
+            let input = df_variant::array::VariantInput::try_new(&out).unwrap();
+            for row in 0..out.len() {
+                if let Some((m, v)) = input.get(row) {
+                    assert!(check(m, v).is_ok(), "{described} wrote a malformed Variant");
+                }
+            }
+        }
+        Ok(_) => {}
     }
 }
 
@@ -308,6 +333,24 @@ fn run(rounds: usize, seed: u64) -> (usize, usize) {
                                 invoke(&udf, vec![one.clone(), lit(p), lit(ty)], true);
                             }
                             invoke(&udf, vec![one.clone(), lit("$.c")], true);
+                        }
+                        "variant_insert"
+                        | "try_variant_insert"
+                        | "variant_set"
+                        | "try_variant_set"
+                        | "variant_array_append"
+                        | "try_variant_array_append" => {
+                            for p in ["$", "$.a", "$[1]", "$.b[3].c"] {
+                                invoke(&udf, vec![one.clone(), lit(p), one.clone()], true);
+                            }
+                        }
+                        "variant_delete" => {
+                            invoke(&udf, vec![one.clone(), lit("$.a"), lit("$[0]")], true);
+                        }
+                        "variant_strip_nulls" => {
+                            invoke(&udf, vec![one.clone()], true);
+                            let keep = ColumnarValue::Scalar(ScalarValue::Boolean(Some(false)));
+                            invoke(&udf, vec![one.clone(), keep], true);
                         }
                         "parse_json" | "try_parse_json" => {
                             invoke(&udf, vec![ColumnarValue::Array(texts.slice(row, 1))], false);

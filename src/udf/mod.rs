@@ -8,6 +8,7 @@ use datafusion::logical_expr::ScalarUDF;
 pub(crate) mod common;
 pub mod explode;
 mod is_variant_null;
+mod mutate;
 mod parse_json;
 mod schema_of_variant;
 mod structure;
@@ -17,6 +18,9 @@ mod variant_get;
 
 pub use explode::{VariantExplodeFunc, VariantExplodeOuterFunc, VariantExplodeTable};
 pub use is_variant_null::IsVariantNullFunc;
+pub use mutate::{
+    IsValidVariantFunc, MutateKind, VariantDeleteFunc, VariantMutateFunc, VariantStripNullsFunc,
+};
 pub use parse_json::ParseJsonFunc;
 pub use schema_of_variant::SchemaOfVariantFunc;
 pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeofFunc};
@@ -57,6 +61,33 @@ make_udf!(variant_object_keys_udf, VariantObjectKeysFunc::new());
 make_udf!(variant_array_length_udf, VariantArrayLengthFunc::new());
 make_udf!(variant_explode_udf, VariantExplodeFunc::new());
 make_udf!(variant_explode_outer_udf, VariantExplodeOuterFunc::new());
+make_udf!(
+    variant_insert_udf,
+    VariantMutateFunc::new(MutateKind::Insert, false)
+);
+make_udf!(
+    try_variant_insert_udf,
+    VariantMutateFunc::new(MutateKind::Insert, true)
+);
+make_udf!(
+    variant_set_udf,
+    VariantMutateFunc::new(MutateKind::Set, false)
+);
+make_udf!(
+    try_variant_set_udf,
+    VariantMutateFunc::new(MutateKind::Set, true)
+);
+make_udf!(
+    variant_array_append_udf,
+    VariantMutateFunc::new(MutateKind::ArrayAppend, false)
+);
+make_udf!(
+    try_variant_array_append_udf,
+    VariantMutateFunc::new(MutateKind::ArrayAppend, true)
+);
+make_udf!(variant_delete_udf, VariantDeleteFunc::new());
+make_udf!(variant_strip_nulls_udf, VariantStripNullsFunc::new());
+make_udf!(is_valid_variant_udf, IsValidVariantFunc::new());
 
 /// Every scalar function of the crate.
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
@@ -75,6 +106,15 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         variant_array_length_udf(),
         variant_explode_udf(),
         variant_explode_outer_udf(),
+        variant_insert_udf(),
+        try_variant_insert_udf(),
+        variant_set_udf(),
+        try_variant_set_udf(),
+        variant_array_append_udf(),
+        try_variant_array_append_udf(),
+        variant_delete_udf(),
+        variant_strip_nulls_udf(),
+        is_valid_variant_udf(),
     ]
 }
 
@@ -158,6 +198,53 @@ pub mod expr_fn {
     /// `variant_explode_outer(v)`
     pub fn variant_explode_outer(v: Expr) -> Expr {
         super::variant_explode_outer_udf().call(vec![v])
+    }
+    /// `variant_insert(v, path, val)`; `try_variant_insert` when `safe`.
+    pub fn variant_insert(v: Expr, path: &str, val: Expr, safe: bool) -> Expr {
+        let udf = if safe {
+            super::try_variant_insert_udf()
+        } else {
+            super::variant_insert_udf()
+        };
+        udf.call(vec![v, lit(path), val])
+    }
+    /// `variant_set(v, path, val, create_if_missing)`; `try_variant_set` when `safe`.
+    pub fn variant_set(
+        v: Expr,
+        path: &str,
+        val: Expr,
+        create_if_missing: bool,
+        safe: bool,
+    ) -> Expr {
+        let udf = if safe {
+            super::try_variant_set_udf()
+        } else {
+            super::variant_set_udf()
+        };
+        udf.call(vec![v, lit(path), val, lit(create_if_missing)])
+    }
+    /// `variant_array_append(v, path, val)`; `try_variant_array_append` when `safe`.
+    pub fn variant_array_append(v: Expr, path: &str, val: Expr, safe: bool) -> Expr {
+        let udf = if safe {
+            super::try_variant_array_append_udf()
+        } else {
+            super::variant_array_append_udf()
+        };
+        udf.call(vec![v, lit(path), val])
+    }
+    /// `variant_delete(v, path1, path2, ...)`
+    pub fn variant_delete(v: Expr, paths: &[&str]) -> Expr {
+        let mut args = vec![v];
+        args.extend(paths.iter().map(|p| lit(*p)));
+        super::variant_delete_udf().call(args)
+    }
+    /// `variant_strip_nulls(v, include_arrays)`
+    pub fn variant_strip_nulls(v: Expr, include_arrays: bool) -> Expr {
+        super::variant_strip_nulls_udf().call(vec![v, lit(include_arrays)])
+    }
+    /// `is_valid_variant(v)`
+    pub fn is_valid_variant(v: Expr) -> Expr {
+        super::is_valid_variant_udf().call(vec![v])
     }
 }
 

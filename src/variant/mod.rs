@@ -7,6 +7,7 @@ pub mod datetime;
 pub mod encoding;
 pub mod format;
 pub mod json;
+pub mod mutate;
 pub mod path;
 pub mod raw;
 pub mod schema;
