@@ -124,7 +124,8 @@ impl AsyncDB for VariantDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
-        let df = self.ctx.sql(sql).await?;
+        // Parsed as the CLI parses, with `:` binding as in Spark.
+        let df = df_variant::sql::query(&self.ctx, sql).await?;
         let schema = Arc::clone(df.schema().inner());
         let batches = if self.mode == Mode::Roundtrip {
             let plan = df.create_physical_plan().await?;

@@ -5,11 +5,10 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use datafusion::common::{DataFusionError, Result, plan_datafusion_err};
+use datafusion::common::{DataFusionError, Result};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion::sql::parser::{DFParserBuilder, Statement};
-use datafusion::sql::sqlparser::dialect::dialect_from_str;
+use datafusion::sql::parser::Statement;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -103,25 +102,10 @@ impl Session {
         Ok(())
     }
 
-    /// Splits `sql` into statements.
+    /// Splits `sql` into statements (with `df_variant::sql::parse_statements`,
+    /// whose dialect binds `:` as Spark does).
     pub fn parse(&self, sql: &str) -> Result<Vec<Statement>> {
-        let dialect_name = self
-            .ctx
-            .state_ref()
-            .read()
-            .config()
-            .options()
-            .sql_parser
-            .dialect
-            .to_string();
-        let dialect = dialect_from_str(&dialect_name)
-            .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect {dialect_name}"))?;
-        Ok(DFParserBuilder::new(sql)
-            .with_dialect(dialect.as_ref())
-            .build()?
-            .parse_statements()?
-            .into_iter()
-            .collect())
+        df_variant::sql::parse_statements(&self.ctx.state(), sql)
     }
 
     /// Runs every statement of a script, stopping at the first error (printed as

@@ -187,6 +187,24 @@ impl ExprPlanner for VariantExprPlanner {
             return Ok(PlannerResult::Original(expr));
         };
         let segments = parse_colon_path(path)?;
+        // sqlparser's generic dialect binds `:` looser than arithmetic, so
+        // `1 + v:a` arrives as `(1 + v):a`. Spark binds it tighter; say so
+        // instead of failing on the sum (`crate::sql::VariantDialect` parses
+        // it as Spark does).
+        if let Expr::BinaryExpr(binary) = &expr.left
+            && binary.left.get_type(schema).is_ok()
+            && !expr
+                .left
+                .get_type(schema)
+                .is_ok_and(|t| is_variant_type(&t) || is_string(&t))
+        {
+            return plan_err!(
+                "the path ':{path}' applies to `{}`: this SQL parser binds `:` looser than `{}`, Spark tighter; write ({}:{path}), or run the query through df_variant::sql::query or the df-variant CLI, which parse `:` as Spark does",
+                expr.left,
+                binary.op,
+                binary.right
+            );
+        }
         let base_type = expr.left.get_type(schema)?;
         let base = if is_variant_type(&base_type) {
             expr.left
