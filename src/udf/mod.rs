@@ -21,7 +21,7 @@ pub use is_variant_null::IsVariantNullFunc;
 pub use mutate::{
     IsValidVariantFunc, MutateKind, VariantDeleteFunc, VariantMutateFunc, VariantStripNullsFunc,
 };
-pub use parse_json::ParseJsonFunc;
+pub use parse_json::{FromJsonFunc, ParseJsonFunc};
 pub use schema_of_variant::SchemaOfVariantFunc;
 pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeofFunc};
 pub use to_json::ToJsonFunc;
@@ -88,6 +88,7 @@ make_udf!(
 make_udf!(variant_delete_udf, VariantDeleteFunc::new());
 make_udf!(variant_strip_nulls_udf, VariantStripNullsFunc::new());
 make_udf!(is_valid_variant_udf, IsValidVariantFunc::new());
+make_udf!(from_json_udf, FromJsonFunc::new());
 
 /// Every scalar function of the crate.
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
@@ -115,6 +116,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         variant_delete_udf(),
         variant_strip_nulls_udf(),
         is_valid_variant_udf(),
+        from_json_udf(),
     ]
 }
 

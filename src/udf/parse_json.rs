@@ -150,3 +150,133 @@ fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
     }
     Ok(Arc::new(builder.finish_struct()))
 }
+
+/// `from_json(json, 'variant'[, options])`: Spark's `from_json` with the
+/// `variant` schema, which parses like `parse_json` in PERMISSIVE mode (NULL for
+/// invalid JSON, the default) or FAILFAST mode (an error). Other schemas are
+/// refused when the query is planned: struct parsing is not implemented.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct FromJsonFunc {
+    signature: Signature,
+}
+
+impl FromJsonFunc {
+    /// Creates the function.
+    pub fn new() -> Self {
+        Self {
+            signature: Signature::user_defined(Volatility::Immutable),
+        }
+    }
+}
+
+impl Default for FromJsonFunc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static FROM_JSON_DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        super::DOC_SECTION,
+        "Spark's from_json with the 'variant' schema: parses JSON text into a VARIANT as parse_json does, returning NULL for invalid JSON (mode PERMISSIVE, the default) or failing (mode FAILFAST). Schemas other than 'variant' are not supported.",
+        "from_json(json, 'variant'[, options])",
+    )
+    .with_sql_example("> SELECT to_json(from_json('{\"b\":1,\"a\":2}', 'variant'));\n{\"a\":2,\"b\":1}")
+    .with_argument("json", "A STRING holding JSON text.")
+    .with_argument("schema", "The literal 'variant'.")
+    .with_argument("options", "Optional MAP<STRING, STRING>: 'mode' is 'PERMISSIVE' (default) or 'FAILFAST'; other options are ignored.")
+    .build()
+});
+
+/// The parse mode of `from_json`'s options (a map literal): `true` for FAILFAST.
+fn failfast(options: Option<&datafusion::common::ScalarValue>) -> Result<bool> {
+    let Some(options) = options else {
+        return Ok(false);
+    };
+    let datafusion::common::ScalarValue::Map(map) = options else {
+        return plan_err!(
+            "from_json: the options must be a MAP literal, found {}",
+            options.data_type()
+        );
+    };
+    let entries = map.value(0);
+    let keys = arrow::compute::cast(entries.column(0), &DataType::Utf8)?;
+    let values = arrow::compute::cast(entries.column(1), &DataType::Utf8)?;
+    let (keys, values) = (keys.as_string::<i32>(), values.as_string::<i32>());
+    let mut failfast = false;
+    for i in 0..keys.len() {
+        if !keys.value(i).eq_ignore_ascii_case("mode") || values.is_null(i) {
+            continue;
+        }
+        failfast = match values.value(i).to_ascii_uppercase().as_str() {
+            "PERMISSIVE" => false,
+            "FAILFAST" => true,
+            other => {
+                return plan_err!(
+                    "[PARSE_MODE_UNSUPPORTED] The function `from_json` doesn't support the {other} mode. Acceptable modes are PERMISSIVE and FAILFAST."
+                );
+            }
+        };
+    }
+    Ok(failfast)
+}
+
+impl ScalarUDFImpl for FromJsonFunc {
+    fn name(&self) -> &str {
+        "from_json"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        Ok(arg_types.to_vec())
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(variant_data_type())
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let n = args.arg_fields.len();
+        if !(2..=3).contains(&n) {
+            return plan_err!(
+                "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `from_json` requires [2, 3] parameters but the actual number is {n}."
+            );
+        }
+        check_string_arg("from_json", 0, &args.arg_fields[0])?;
+        match args.scalar_arguments[1]
+            .and_then(|s| s.try_as_str())
+            .flatten()
+        {
+            Some(schema) if schema.trim().eq_ignore_ascii_case("variant") => {}
+            Some(schema) => {
+                return plan_err!(
+                    "from_json: only the 'variant' schema is supported (Spark's struct, array and map schemas are not), got {}",
+                    shorten(schema)
+                );
+            }
+            None => return plan_err!("from_json: the schema must be the string literal 'variant'"),
+        }
+        failfast(args.scalar_arguments.get(2).copied().flatten())?;
+        Ok(variant_field("from_json", true))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let failfast = match args.args.get(2) {
+            Some(ColumnarValue::Scalar(options)) => failfast(Some(options))?,
+            Some(ColumnarValue::Array(_)) => {
+                return plan_err!("from_json: the options must be a MAP literal");
+            }
+            None => false,
+        };
+        let arrays = Arrays::new(&args.args[..1], args.number_rows)?;
+        let result = parse_array("from_json", &arrays.arrays[0], !failfast)?;
+        arrays.finish(result)
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&FROM_JSON_DOC)
+    }
+}
