@@ -11,6 +11,7 @@ mod is_variant_null;
 mod mutate;
 mod parse_json;
 mod schema_of_variant;
+pub mod spark_functions;
 mod structure;
 mod to_json;
 mod to_variant;
