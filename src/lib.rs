@@ -65,7 +65,10 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 /// # Errors
 /// When the registry refuses a function.
 pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
-    for f in udf::functions() {
+    for f in udf::functions()
+        .into_iter()
+        .chain(udf::coerce::coercing_functions())
+    {
         registry.register_udf(f)?;
     }
     for f in udaf::functions() {
@@ -87,7 +90,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
-        .extend(udf::functions());
+        .extend(
+            udf::functions()
+                .into_iter()
+                .chain(udf::coerce::coercing_functions()),
+        );
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)

@@ -29,7 +29,9 @@ pub struct VariantCastRewrite;
 
 impl AnalyzerRule for VariantCastRewrite {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        rewrite_expressions(plan, rewrite_cast)
+        rewrite_expressions(plan, |expr, schema| {
+            rewrite_cast(expr, schema)?.transform_data(|e| convert_mixed(e, schema))
+        })
     }
 
     fn name(&self) -> &'static str {
@@ -127,6 +129,68 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
         },
     ))
+}
+
+/// Spark's one implicit conversion to VARIANT: where the values of `coalesce`,
+/// `nvl`, `nvl2` or a `CASE` mix VARIANT with STRING (or NULL), the strings
+/// become VARIANT strings; any other type beside a VARIANT is
+/// `DATA_DIFF_TYPES` (see `crate::udf::coerce`).
+fn convert_mixed(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    use crate::udf::coerce::{VariantCoercing, data_diff_types, implicitly_variant};
+    let convert = |args: Vec<&mut Expr>, func: &str| -> Result<bool> {
+        let mut types = Vec::with_capacity(args.len());
+        for a in &args {
+            match a.get_type(schema) {
+                Ok(t) => types.push(t),
+                Err(_) => return Ok(false),
+            }
+        }
+        if !types.iter().any(is_variant_type) || types.iter().all(is_variant_type) {
+            return Ok(false);
+        }
+        if let Some(other) = types
+            .iter()
+            .find(|t| !is_variant_type(t) && !implicitly_variant(t))
+        {
+            return Err(data_diff_types(func, other));
+        }
+        for (arg, t) in args.into_iter().zip(&types) {
+            if !is_variant_type(t) && t != &DataType::Null {
+                *arg = cast_to_variant_udf().call(vec![arg.clone()]);
+            }
+        }
+        Ok(true)
+    };
+    match expr {
+        Expr::ScalarFunction(mut f) => {
+            let inner: &dyn std::any::Any = f.func.inner().as_ref();
+            let Some(first) = inner
+                .downcast_ref::<VariantCoercing>()
+                .map(VariantCoercing::first_value)
+            else {
+                return Ok(Transformed::no(Expr::ScalarFunction(f)));
+            };
+            let name = f.func.name().to_string();
+            let changed = convert(f.args.iter_mut().skip(first).collect(), &name)?;
+            Ok(Transformed::new_transformed(
+                Expr::ScalarFunction(f),
+                changed,
+            ))
+        }
+        Expr::Case(mut case) => {
+            let mut values: Vec<&mut Expr> = case
+                .when_then_expr
+                .iter_mut()
+                .map(|(_, then)| then.as_mut())
+                .collect();
+            if let Some(e) = case.else_expr.as_mut() {
+                values.push(e.as_mut());
+            }
+            let changed = convert(values, "CASE")?;
+            Ok(Transformed::new_transformed(Expr::Case(case), changed))
+        }
+        other => Ok(Transformed::no(other)),
+    }
 }
 
 /// The Spark type string for an Arrow type, where one exists.

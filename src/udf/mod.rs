@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::ScalarUDF;
 
+pub mod coerce;
 pub(crate) mod common;
 pub mod explode;
 mod is_variant_null;
@@ -91,7 +92,8 @@ make_udf!(variant_strip_nulls_udf, VariantStripNullsFunc::new());
 make_udf!(is_valid_variant_udf, IsValidVariantFunc::new());
 make_udf!(from_json_udf, FromJsonFunc::new());
 
-/// Every scalar function of the crate.
+/// Every scalar function of the crate. (DataFusion's `coalesce`, `nvl` and
+/// `nvl2`, wrapped to take a VARIANT beside strings, are [`coerce::coercing_functions`].)
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         parse_json_udf(),

@@ -1,0 +1,195 @@
+//! `coalesce`, `nvl` (`ifnull`) and `nvl2` with Spark's one implicit
+//! conversion to VARIANT: where a VARIANT meets a STRING, the string becomes a
+//! VARIANT string (`coalesce(v:x, 'default')` is the variant `"default"`).
+//! Spark converts nothing else: `coalesce(v:x, 1)` is `DATA_DIFF_TYPES`.
+//!
+//! Each is DataFusion's function, wrapped: with no VARIANT argument every call
+//! goes to it unchanged. With one, the wrapper accepts the mixed argument types
+//! while the query is planned (DataFusion's coercion would fail on them), and
+//! the analyzer rule [`crate::sql::VariantCastRewrite`] then wraps the string
+//! arguments in `cast_to_variant`, after which DataFusion's function sees only
+//! VARIANTs.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, FieldRef};
+use datafusion::common::{Result, plan_err};
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
+use datafusion::logical_expr::{
+    ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature,
+};
+
+use crate::array::{is_variant_type, variant_data_type, variant_field};
+
+/// Whether `dt` may be converted to VARIANT implicitly (Spark: strings and NULL).
+pub fn implicitly_variant(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    )
+}
+
+/// Spark's error for a VARIANT mixed with a type that does not convert.
+pub fn data_diff_types(func: &str, other: &DataType) -> datafusion::common::DataFusionError {
+    datafusion::common::plan_datafusion_err!(
+        "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Input to `{func}` should all be the same type, but it's (\"VARIANT\" or {other}): only STRING and NULL convert to VARIANT implicitly; write CAST(x AS VARIANT)"
+    )
+}
+
+/// A DataFusion function whose value arguments may mix VARIANT and STRING.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct VariantCoercing {
+    inner: Arc<ScalarUDF>,
+    /// User-defined, so that DataFusion asks [`Self::coerce_types`], which
+    /// applies the wrapped function's own signature when no VARIANT is mixed.
+    signature: Signature,
+    /// Arguments before this index are not values (`nvl2`'s test).
+    first_value: usize,
+}
+
+impl VariantCoercing {
+    /// Wraps `inner`, whose arguments from `first_value` on are its values.
+    pub fn new(inner: Arc<ScalarUDF>, first_value: usize) -> Self {
+        let signature = Signature::user_defined(inner.signature().volatility);
+        Self {
+            inner,
+            signature,
+            first_value,
+        }
+    }
+
+    /// Whether the call mixes VARIANT with other types among its values
+    /// (checking that the others are strings or NULL).
+    fn mixed(&self, types: &[DataType]) -> Result<bool> {
+        let values = types.get(self.first_value..).unwrap_or_default();
+        if !values.iter().any(is_variant_type) || values.iter().all(is_variant_type) {
+            return Ok(false);
+        }
+        self.check_others(values)?;
+        Ok(true)
+    }
+
+    /// Whether any value argument is a VARIANT (all of them, or mixed with
+    /// strings: DataFusion's own signatures of `nvl` and `nvl2` take no struct).
+    fn with_variant(&self, types: &[DataType]) -> Result<bool> {
+        let values = types.get(self.first_value..).unwrap_or_default();
+        if !values.iter().any(is_variant_type) {
+            return Ok(false);
+        }
+        self.check_others(values)?;
+        Ok(true)
+    }
+
+    /// Checks that the non-VARIANT values are strings or NULL.
+    fn check_others(&self, values: &[DataType]) -> Result<()> {
+        match values
+            .iter()
+            .find(|t| !is_variant_type(t) && !implicitly_variant(t))
+        {
+            Some(other) => Err(data_diff_types(self.name(), other)),
+            None => Ok(()),
+        }
+    }
+
+    /// The index of the first value argument.
+    pub fn first_value(&self) -> usize {
+        self.first_value
+    }
+}
+
+impl ScalarUDFImpl for VariantCoercing {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        if self.with_variant(arg_types)? {
+            return Ok(arg_types.to_vec());
+        }
+        let fields: Vec<FieldRef> = arg_types
+            .iter()
+            .map(|t| Arc::new(arrow::datatypes::Field::new("f", t.clone(), true)))
+            .collect();
+        Ok(
+            datafusion::logical_expr::type_coercion::functions::fields_with_udf(
+                &fields,
+                self.inner.as_ref(),
+            )?
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect(),
+        )
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        if self.with_variant(arg_types)? {
+            return Ok(variant_data_type());
+        }
+        self.inner.return_type(arg_types)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let types: Vec<DataType> = args
+            .arg_fields
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        if self.with_variant(&types)? {
+            return Ok(variant_field(self.name(), true));
+        }
+        self.inner.return_field_from_args(args)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let types: Vec<DataType> = args
+            .arg_fields
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        if self.mixed(&types)? {
+            // The analyzer rule converts the strings before execution.
+            return plan_err!(
+                "{}: a VARIANT mixed with strings reached execution unconverted",
+                self.name()
+            );
+        }
+        self.inner.invoke_with_args(args)
+    }
+
+    fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        self.inner.inner().simplify(args, info)
+    }
+
+    fn short_circuits(&self) -> bool {
+        self.inner.inner().short_circuits()
+    }
+
+    fn conditional_arguments<'a>(
+        &self,
+        args: &'a [Expr],
+    ) -> Option<(Vec<&'a Expr>, Vec<&'a Expr>)> {
+        self.inner.inner().conditional_arguments(args)
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        self.inner.documentation()
+    }
+}
+
+/// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`.
+pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
+    use datafusion::functions::core;
+    [(core::coalesce(), 0), (core::nvl(), 0), (core::nvl2(), 1)]
+        .into_iter()
+        .map(|(f, first)| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, first))))
+        .collect()
+}
