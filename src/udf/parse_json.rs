@@ -222,7 +222,7 @@ fn failfast(options: Option<&datafusion::common::ScalarValue>) -> Result<bool> {
 }
 
 impl ScalarUDFImpl for FromJsonFunc {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "from_json"
     }
 
@@ -247,7 +247,7 @@ impl ScalarUDFImpl for FromJsonFunc {
         }
         check_string_arg("from_json", 0, &args.arg_fields[0])?;
         match args.scalar_arguments[1]
-            .and_then(|s| s.try_as_str())
+            .and_then(datafusion::common::ScalarValue::try_as_str)
             .flatten()
         {
             Some(schema) if schema.trim().eq_ignore_ascii_case("variant") => {}
