@@ -51,6 +51,17 @@ pub enum ToVariantMode {
     /// `to_variant_object(x)`: structs, maps with string keys and arrays at the top
     /// level, anything convertible below.
     ToVariantObject,
+    /// What `to_json` of a struct, map or array prints: as `ToVariantObject`,
+    /// except that struct fields that are SQL NULL are left out (Spark's
+    /// `ignoreNullFields`); map values and array elements stay.
+    ToJson,
+}
+
+impl ToVariantMode {
+    /// Whether structs and maps become objects.
+    fn objects(self) -> bool {
+        matches!(self, Self::ToVariantObject | Self::ToJson)
+    }
 }
 
 /// Whether a struct with these fields is a Variant storage struct: a `metadata`
@@ -133,7 +144,7 @@ pub fn check_convertible(data_type: &DataType, mode: ToVariantMode) -> Result<()
         type_name: sql_type_name(data_type),
         reason,
     };
-    if mode == ToVariantMode::ToVariantObject {
+    if mode.objects() {
         let top = unpack_encoding(data_type);
         let nested = match top {
             DataType::Struct(fields) => !is_variant_struct(fields),
@@ -322,7 +333,7 @@ fn check_nested(dt: &DataType, mode: ToVariantMode) -> Result<(), Problem> {
         DataType::Struct(fields) if is_variant_struct(fields) => Ok(()),
         DataType::Struct(fields) => match mode {
             ToVariantMode::Cast => Err(Problem::NeedsObject),
-            ToVariantMode::ToVariantObject => fields
+            ToVariantMode::ToVariantObject | ToVariantMode::ToJson => fields
                 .iter()
                 .try_for_each(|f| check_nested(f.data_type(), mode)),
         },
@@ -444,7 +455,8 @@ enum Kind {
         ranges: Ranges,
         child: Box<Conv>,
     },
-    Object(Vec<(String, Conv)>),
+    /// The fields, and whether SQL NULL fields are left out.
+    Object(Vec<(String, Conv)>, bool),
     Map {
         offsets: OffsetBuffer<i32>,
         keys: Keys,
@@ -647,16 +659,16 @@ impl Conv {
             DataType::Struct(fields) if is_variant_struct(fields) => {
                 Kind::Variant(VariantInput::try_new(array)?)
             }
-            DataType::Struct(fields) if mode == ToVariantMode::ToVariantObject => {
+            DataType::Struct(fields) if mode.objects() => {
                 let st = array.as_struct();
                 let children = fields
                     .iter()
                     .zip(st.columns())
                     .map(|(f, c)| Ok((f.name().clone(), Conv::try_new(c, mode)?)))
                     .collect::<Result<Vec<_>, ArrowError>>()?;
-                Kind::Object(children)
+                Kind::Object(children, mode == ToVariantMode::ToJson)
             }
-            DataType::Map(_, _) if mode == ToVariantMode::ToVariantObject => {
+            DataType::Map(_, _) if mode.objects() => {
                 let m = array.as_map();
                 Kind::Map {
                     offsets: m.offsets().clone(),
@@ -763,9 +775,12 @@ impl Conv {
                 }
                 list.finish();
             }
-            Kind::Object(fields) => {
+            Kind::Object(fields, omit_nulls) => {
                 let mut object = b.try_new_object()?;
                 for (name, child) in fields {
+                    if *omit_nulls && child.is_null(i) {
+                        continue;
+                    }
                     let mut field = ObjectFieldBuilder::new(name, &mut object);
                     child.append(&mut field, i)?;
                 }
