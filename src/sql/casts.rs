@@ -14,7 +14,7 @@
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result, plan_err};
+use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
 use datafusion::logical_expr::expr::{Cast, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
@@ -91,7 +91,7 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         ));
     }
     if !inner_is_variant {
-        return Ok(Transformed::no(expr));
+        return cast_container(&expr, inner, &inner_type, field, safe, schema);
     }
     let Some(spark) = spark_type_name(field.data_type()) else {
         return plan_err!(
@@ -129,6 +129,98 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
         },
     ))
+}
+
+/// Whether `dt` is an array, map or struct holding a VARIANT somewhere.
+fn holds_variant(dt: &DataType) -> bool {
+    match dt {
+        _ if is_variant_type(dt) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            holds_variant(f.data_type())
+        }
+        DataType::Map(entries, _) => holds_variant(entries.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| holds_variant(f.data_type())),
+        _ => false,
+    }
+}
+
+/// `CAST`/`TRY_CAST` of an array, map or struct holding variants to a typed
+/// one, element by element with Spark's rules (TRY_CAST makes only the failing
+/// element or field NULL):
+///
+/// ```text
+/// CAST(a AS ARRAY<INT>)        =>  variant_get(cast_to_variant(a), '$', 'array<int>')
+/// CAST(m AS MAP<STRING, INT>)  =>  variant_get(to_variant_object(m), '$', 'map<string,int>')
+/// CAST(s AS STRUCT<z INT>)     =>  CASE WHEN s IS NULL THEN NULL
+///                                  ELSE named_struct('z', CAST(s.a AS INT)) END  (by position)
+/// ```
+fn cast_container(
+    expr: &Expr,
+    inner: &Expr,
+    inner_type: &DataType,
+    field: &arrow::datatypes::FieldRef,
+    safe: bool,
+    schema: &DFSchema,
+) -> Result<Transformed<Expr>> {
+    if !holds_variant(inner_type) || holds_variant(field.data_type()) {
+        return Ok(Transformed::no(expr.clone()));
+    }
+    let getter = if safe {
+        try_variant_get_udf()
+    } else {
+        variant_get_udf()
+    };
+    let target = field.data_type();
+    let as_variant = match (inner_type, target) {
+        (
+            DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _),
+            DataType::List(_) | DataType::LargeList(_),
+        ) => cast_to_variant_udf().call(vec![inner.clone()]),
+        (DataType::Map(_, _), DataType::Map(_, _)) => {
+            crate::udf::to_variant_object_udf().call(vec![inner.clone()])
+        }
+        (DataType::Struct(from), DataType::Struct(to)) => {
+            if from.len() != to.len() {
+                return plan_err!(
+                    "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"{inner_type}\" to \"{target}\": the structs have {} and {} fields",
+                    from.len(),
+                    to.len()
+                );
+            }
+            let mut args = Vec::with_capacity(2 * to.len());
+            for (f, t) in from.iter().zip(to.iter()) {
+                let get = datafusion::functions::core::get_field()
+                    .call(vec![inner.clone(), lit(f.name().as_str())]);
+                let cast = if safe {
+                    Expr::TryCast(TryCast::new(Box::new(get), t.data_type().clone()))
+                } else {
+                    Expr::Cast(Cast::new(Box::new(get), t.data_type().clone()))
+                };
+                args.push(lit(t.name().as_str()));
+                args.push(rewrite_cast(cast, schema)?.data);
+            }
+            let built = datafusion::functions::core::named_struct().call(args);
+            return Ok(Transformed::yes(
+                datafusion::logical_expr::when(inner.clone().is_null(), lit(ScalarValue::Null))
+                    .otherwise(built)?,
+            ));
+        }
+        _ => return Ok(Transformed::no(expr.clone())),
+    };
+    let Some(spark) = spark_type_name(target) else {
+        return plan_err!(
+            "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"{inner_type}\" to \"{target}\""
+        );
+    };
+    let call = getter.call(vec![as_variant, lit("$"), lit(spark.clone())]);
+    let produced = crate::variant::types::SparkType::parse(&spark)
+        .map(|t| t.to_arrow())
+        .ok();
+    Ok(Transformed::yes(if produced.as_ref() == Some(target) {
+        call
+    } else {
+        Expr::Cast(Cast::new(Box::new(call), target.clone()))
+    }))
 }
 
 /// Spark's one implicit conversion to VARIANT: where the values of `coalesce`,
