@@ -128,6 +128,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .expr_planners()
         .get_or_insert_with(Vec::new)
         .insert(0, Arc::new(sql::VariantExprPlanner));
+    // `FROM t, LATERAL variant_explode(t.v) e`.
+    builder
+        .relation_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(sql::LateralExplodePlanner));
     // Our Parquet format first: the first one registered for an extension wins,
     // also when `with_default_features` is called after this.
     let formats = builder.file_formats().get_or_insert_with(Vec::new);

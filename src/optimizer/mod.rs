@@ -41,6 +41,7 @@ pub use write::VariantWriteRule;
 /// 4. DataFusion's default analyzer rules.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(crate::sql::DecorrelateLateralExplode),
         Arc::new(crate::sql::VariantCastRewrite),
         Arc::new(VariantGetSplit),
         Arc::new(crate::sql::VariantOperationCheck),

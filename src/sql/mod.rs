@@ -4,12 +4,14 @@
 mod casts;
 mod checks;
 mod dialect;
+mod lateral;
 pub mod path_syntax;
 
 pub use casts::VariantCastRewrite;
 pub(crate) use casts::rewrite_expressions;
 pub use checks::VariantOperationCheck;
 pub use dialect::VariantDialect;
+pub use lateral::{DecorrelateLateralExplode, LateralExplodePlanner};
 pub use path_syntax::VariantExprPlanner;
 
 use std::sync::Arc;

@@ -160,6 +160,11 @@ pub fn any_one() -> datafusion::logical_expr::Signature {
 /// a `static DOC: LazyLock<Documentation>` and `fn invoke(&self, ScalarFunctionArgs)`.
 macro_rules! unary_variant_udf {
     ($(#[$meta:meta])* $ty:ident, $sql:literal, returns = $ret:expr, nullable = $nullable:expr) => {
+        $crate::udf::common::unary_variant_udf!(
+            $(#[$meta])* $ty, $sql, returns = $ret, nullable = $nullable, param = None
+        );
+    };
+    ($(#[$meta:meta])* $ty:ident, $sql:literal, returns = $ret:expr, nullable = $nullable:expr, param = $param:expr) => {
         $(#[$meta])*
         #[derive(Debug, PartialEq, Eq, Hash)]
         pub struct $ty {
@@ -169,9 +174,17 @@ macro_rules! unary_variant_udf {
         impl $ty {
             /// Creates the function.
             pub fn new() -> Self {
-                Self {
-                    signature: $crate::udf::common::any_one(),
-                }
+                let signature = $crate::udf::common::any_one();
+                // The name of the argument for named calls (`f(input => x)`),
+                // where Spark accepts one.
+                let param: Option<&str> = $param;
+                let signature = match param {
+                    Some(name) => signature
+                        .with_parameter_names(vec![name])
+                        .expect("one name for one argument"),
+                    None => signature,
+                };
+                Self { signature }
             }
         }
 

@@ -124,7 +124,8 @@ unary_variant_udf!(
     VariantExplodeFunc,
     "variant_explode",
     returns = explode_type(),
-    nullable = false
+    nullable = false,
+    param = Some("input")
 );
 
 static DOC: LazyLock<Documentation> = LazyLock::new(|| {
@@ -157,7 +158,8 @@ mod outer {
         VariantExplodeOuterFunc,
         "variant_explode_outer",
         returns = explode_type(),
-        nullable = false
+        nullable = false,
+        param = Some("input")
     );
 
     static DOC: LazyLock<Documentation> = LazyLock::new(|| {
@@ -211,7 +213,7 @@ impl TableFunctionImpl for VariantExplodeTable {
         };
         if !arg.column_refs().is_empty() {
             return plan_err!(
-                "{name} in FROM takes a constant; for rows of a table use unnest({name}(v)) in SELECT"
+                "{name} in FROM takes a constant; for rows of a table write FROM t, LATERAL {name}(t.v)"
             );
         }
         let empty = DFSchema::empty();

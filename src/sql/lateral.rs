@@ -1,0 +1,263 @@
+//! `LATERAL variant_explode(t.v)` (and `variant_explode_outer`) over the rows
+//! of a table, the way Spark writes it:
+//!
+//! ```sql
+//! SELECT t.id, e.pos, e.key, e.value FROM t, LATERAL variant_explode(t.v) AS e
+//! ```
+//!
+//! DataFusion plans a lateral table function as a correlated subquery and
+//! cannot run it (it does not decorrelate an `Unnest`). Two pieces make it
+//! run. [`LateralExplodePlanner`] plans the function as that subquery:
+//!
+//! ```text
+//! SubqueryAlias: e
+//!   Subquery:
+//!     Projection: __variant_explode['pos'] AS pos, ...['key'] AS key, ...['value'] AS value
+//!       Unnest: __variant_explode
+//!         Projection: variant_explode(outer_ref(t.v)) AS __variant_explode
+//!           EmptyRelation: rows=1
+//! ```
+//!
+//! and the analyzer rule [`DecorrelateLateralExplode`] turns the lateral join
+//! over it into an unnest of the left side:
+//!
+//! ```text
+//! Cross Join                              Projection: t.id, t.v, __variant_explode['pos'] AS e.pos, ...
+//!   t                                =>     Unnest: __variant_explode (NULL lists dropped)
+//!   SubqueryAlias: e (Subquery above)         Projection: t.id, t.v, variant_explode(t.v) AS __variant_explode
+//!                                               t
+//! ```
+//!
+//! `variant_explode` gives no row for a scalar, an empty container, a variant
+//! null or SQL NULL; `variant_explode_outer` gives one row of NULLs for each
+//! (Spark 4.3.0's answers, pinned in `variant_explode.slt`).
+
+use std::sync::Arc;
+
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, Result, plan_err};
+use datafusion::logical_expr::planner::{
+    PlannedRelation, RelationPlanner, RelationPlannerContext, RelationPlanning,
+};
+use datafusion::logical_expr::{
+    Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Subquery, SubqueryAlias, lit,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, TableFactor};
+
+use crate::udf::{variant_explode_outer_udf, variant_explode_udf};
+
+/// The name of the column holding the exploded list.
+const EXPLODED: &str = "__variant_explode";
+
+/// Plans `LATERAL variant_explode(x)` / `LATERAL variant_explode_outer(x)` as
+/// the correlated subquery in the module docs.
+#[derive(Debug, Default)]
+pub struct LateralExplodePlanner;
+
+impl RelationPlanner for LateralExplodePlanner {
+    fn plan_relation(
+        &self,
+        relation: TableFactor,
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<RelationPlanning> {
+        if let Some(positional) = positional_explode(&relation) {
+            return Ok(RelationPlanning::Original(Box::new(positional)));
+        }
+        let TableFactor::Function {
+            lateral: true,
+            name,
+            args,
+            alias,
+            ..
+        } = &relation
+        else {
+            return Ok(RelationPlanning::Original(Box::new(relation)));
+        };
+        let udf = match name.to_string().to_ascii_lowercase().as_str() {
+            "variant_explode" => variant_explode_udf(),
+            "variant_explode_outer" => variant_explode_outer_udf(),
+            _ => return Ok(RelationPlanning::Original(Box::new(relation))),
+        };
+        let [arg] = args.as_slice() else {
+            return plan_err!(
+                "{} takes exactly one VARIANT argument, got {}",
+                udf.name(),
+                args.len()
+            );
+        };
+        let expr = match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e.clone(),
+            FunctionArg::Named {
+                name: arg_name,
+                arg: FunctionArgExpr::Expr(e),
+                ..
+            } if arg_name.value.eq_ignore_ascii_case("input") => e.clone(),
+            other => return plan_err!("{}: unsupported argument {other}", udf.name()),
+        };
+        let input = context.sql_to_expr(expr, &DFSchema::empty())?;
+        let exploded = Column::from_name(EXPLODED);
+        let field = |name: &str| {
+            datafusion::functions::core::get_field()
+                .call(vec![Expr::Column(exploded.clone()), lit(name)])
+                .alias(name)
+        };
+        let plan = LogicalPlanBuilder::empty(true)
+            .project(vec![udf.call(vec![input]).alias(EXPLODED)])?
+            .unnest_column(exploded.clone())?
+            .project(vec![field("pos"), field("key"), field("value")])?
+            .build()?;
+        Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
+            plan,
+            alias.clone(),
+        ))))
+    }
+}
+
+/// `FROM variant_explode(input => x)` with its named argument made positional
+/// (DataFusion's table functions take positional arguments only); `None` for
+/// any other relation.
+fn positional_explode(relation: &TableFactor) -> Option<TableFactor> {
+    let TableFactor::Table {
+        name,
+        args: Some(args),
+        ..
+    } = relation
+    else {
+        return None;
+    };
+    let lower = name.to_string().to_ascii_lowercase();
+    if lower != "variant_explode" && lower != "variant_explode_outer" {
+        return None;
+    }
+    let [
+        FunctionArg::Named {
+            name: arg_name,
+            arg,
+            ..
+        },
+    ] = args.args.as_slice()
+    else {
+        return None;
+    };
+    if !arg_name.value.eq_ignore_ascii_case("input") {
+        return None;
+    }
+    let mut relation = relation.clone();
+    if let TableFactor::Table {
+        args: Some(args), ..
+    } = &mut relation
+    {
+        args.args = vec![FunctionArg::Unnamed(arg.clone())];
+    }
+    Some(relation)
+}
+
+/// The analyzer rule of the module docs.
+#[derive(Debug, Default)]
+pub struct DecorrelateLateralExplode;
+
+impl AnalyzerRule for DecorrelateLateralExplode {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(decorrelate)
+            .map(|t| t.data)
+    }
+
+    fn name(&self) -> &'static str {
+        "decorrelate_lateral_variant_explode"
+    }
+}
+
+/// The explode call of a subquery planned by [`LateralExplodePlanner`]:
+/// `(call, output names)`, the call's outer references made plain columns.
+fn explode_call(subquery: &LogicalPlan) -> Option<(Expr, Vec<String>)> {
+    let LogicalPlan::Projection(outer) = subquery else {
+        return None;
+    };
+    // Column aliases (`AS e(p, k, val)`) add a projection of renames on top;
+    // the names are its output's.
+    let names = outer
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let top = match outer.input.as_ref() {
+        LogicalPlan::Projection(p) if outer.expr.len() == 3 => p,
+        _ => outer,
+    };
+    let LogicalPlan::Unnest(unnest) = top.input.as_ref() else {
+        return None;
+    };
+    let LogicalPlan::Projection(inner) = unnest.input.as_ref() else {
+        return None;
+    };
+    if !matches!(inner.input.as_ref(), LogicalPlan::EmptyRelation(e) if e.produce_one_row) {
+        return None;
+    }
+    let [Expr::Alias(alias)] = inner.expr.as_slice() else {
+        return None;
+    };
+    if alias.name != EXPLODED {
+        return None;
+    }
+    let call = alias
+        .expr
+        .as_ref()
+        .clone()
+        .transform(|e| match e {
+            Expr::OuterReferenceColumn(_, column) => Ok(Transformed::yes(Expr::Column(column))),
+            other => Ok(Transformed::no(other)),
+        })
+        .ok()?
+        .data;
+    Some((call, names))
+}
+
+fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    let LogicalPlan::Join(join) = &plan else {
+        return Ok(Transformed::no(plan));
+    };
+    if join.join_type != JoinType::Inner || !join.on.is_empty() {
+        return Ok(Transformed::no(plan));
+    }
+    let LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) = join.right.as_ref() else {
+        return Ok(Transformed::no(plan));
+    };
+    let LogicalPlan::Subquery(Subquery { subquery, .. }) = input.as_ref() else {
+        return Ok(Transformed::no(plan));
+    };
+    let Some((call, names)) = explode_call(subquery) else {
+        return Ok(Transformed::no(plan));
+    };
+    let left = Arc::clone(&join.left);
+    let left_columns: Vec<Expr> = left
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let exploded = Column::from_name(EXPLODED);
+    let mut with_call = left_columns.clone();
+    with_call.push(call.alias(EXPLODED));
+    let mut output = left_columns;
+    for (source, name) in ["pos", "key", "value"].into_iter().zip(&names) {
+        output.push(
+            datafusion::functions::core::get_field()
+                .call(vec![Expr::Column(exploded.clone()), lit(source)])
+                .alias_qualified(Some(alias.clone()), name),
+        );
+    }
+    let mut builder = LogicalPlanBuilder::from(left.as_ref().clone())
+        .project(with_call)?
+        .unnest_column_with_options(
+            exploded,
+            datafusion::common::UnnestOptions::new().with_preserve_nulls(false),
+        )?
+        .project(output)?;
+    if let Some(filter) = &join.filter {
+        builder = builder.filter(filter.clone())?;
+    }
+    Ok(Transformed::yes(builder.build()?))
+}
