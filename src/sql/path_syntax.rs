@@ -174,12 +174,45 @@ fn find_bracket_end(chars: &[char], from: usize) -> Option<usize> {
     None
 }
 
+/// `a || b` with a VARIANT side: Spark casts the VARIANT to STRING (a string
+/// variant loses its quotes, anything else is its JSON text, a variant null
+/// is NULL), as `CAST(v AS STRING)` does (`v:h || 'x'` is `hix`).
+fn concat_variant_as_string(
+    mut expr: RawBinaryExpr,
+    schema: &DFSchema,
+) -> PlannerResult<RawBinaryExpr> {
+    let is_variant = |e: &Expr| e.get_type(schema).is_ok_and(|t| is_variant_type(&t));
+    let (left, right) = (is_variant(&expr.left), is_variant(&expr.right));
+    if !left && !right {
+        return PlannerResult::Original(expr);
+    }
+    // `v:h` is `variant_get(v, '$.h')`: one extraction with the type.
+    let as_string = |e: Expr| match as_extraction(&e) {
+        Some((base, path)) => variant_get_udf().call(vec![
+            base.clone(),
+            lit(path_to_string(&path)),
+            lit("string"),
+        ]),
+        None => variant_get_udf().call(vec![e, lit("$"), lit("string")]),
+    };
+    if left {
+        expr.left = as_string(expr.left);
+    }
+    if right {
+        expr.right = as_string(expr.right);
+    }
+    PlannerResult::Original(expr)
+}
+
 impl ExprPlanner for VariantExprPlanner {
     fn plan_binary_op(
         &self,
         expr: RawBinaryExpr,
         schema: &DFSchema,
     ) -> Result<PlannerResult<RawBinaryExpr>> {
+        if expr.op == BinaryOperator::StringConcat {
+            return Ok(concat_variant_as_string(expr, schema));
+        }
         if !matches!(&expr.op, BinaryOperator::Custom(op) if op == ":") {
             return Ok(PlannerResult::Original(expr));
         }
