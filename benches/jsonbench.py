@@ -14,13 +14,15 @@ Engines and layouts:
   df-variant        our shredded Parquet, our unshredded Parquet, Parquet with the
                     JSON as text (parse_json per query)
   duckdb 2.0        JSON text table (->>), native VARIANT table, its own shredded
-                    VARIANT Parquet
+                    VARIANT Parquet, our shredded Parquet; queried on the tables in
+                    the form DuckDB's docs use, default settings
   spark 4.3         our shredded Parquet, its own shredded Parquet (local[N])
   datafusion+json   datafusion-functions-json 0.55 on the JSON text Parquet
                     (benches/json_text.rs)
 
 A missing peer (pip install duckdb==2.0.0 pyspark==4.3.0) is reported and skipped.
-All engines get the same number of threads (--threads, default: the cores).
+df-variant and Spark get --threads (default: the cores); DuckDB runs with its
+defaults (all cores). The SQL behind every number is printed after the table.
 """
 
 import argparse
@@ -43,17 +45,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FILTER = ("{kind} = 'commit' AND {op} = 'create'")
 
-def five(c, f, did, t, hour, ts, div):
+def five(c, f, did, t, hour, ts, div, table="bluesky"):
     """The five queries, given the dialect's expressions for the collection, the
     commit filter, the DID and time_us, and its hour-of, micros-to-timestamp and
-    integer-division forms."""
-    return [
+    integer-division forms; over `table`."""
+    return [q.replace("FROM bluesky", f"FROM {table}") for q in [
         f"SELECT {c} AS event, count(*) AS count FROM bluesky GROUP BY event ORDER BY count DESC, event",
         f"SELECT {c} AS event, count(*) AS count, count(DISTINCT {did}) AS users FROM bluesky WHERE {f} GROUP BY event ORDER BY count DESC, event",
         f"SELECT {c} AS event, {hour.format(ts.format(t))} AS hour_of_day, count(*) AS count FROM bluesky WHERE {f} AND {c} IN ('app.bsky.feed.post', 'app.bsky.feed.repost', 'app.bsky.feed.like') GROUP BY event, hour_of_day ORDER BY hour_of_day, event",
         f"SELECT {did} AS user_id, {ts.format(f'min({t})')} AS first_post_ts FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY first_post_ts ASC, user_id LIMIT 3",
         f"SELECT {did} AS user_id, max({t}) {div} 1000 - min({t}) {div} 1000 AS activity_span FROM bluesky WHERE {f} AND {c} = 'app.bsky.feed.post' GROUP BY user_id ORDER BY activity_span DESC, user_id LIMIT 3",
-    ]
+    ]]
 
 DATAFUSION = dict(hour="date_part('hour', {})", ts="to_timestamp_micros({})", div="/")
 SPARK = dict(hour="hour({})", ts="timestamp_micros({})", div="DIV")
@@ -69,18 +71,21 @@ def spark_sql():
     f = FILTER.format(kind=g("kind", "string"), op=g("commit.operation", "string"))
     return five(g("commit.collection", "string"), f, g("did", "string"), g("time_us", "bigint"), **SPARK)
 
-def duck_text():
+def duck_text(table):
     g = lambda p: f"(j->>'$.{p}')"
     f = FILTER.format(kind=g("kind"), op=g("commit.operation"))
-    return five(g("commit.collection"), f, g("did"), "CAST(j->>'$.time_us' AS BIGINT)", **DUCKDB)
+    return five(g("commit.collection"), f, g("did"), "CAST(j->>'$.time_us' AS BIGINT)", **DUCKDB, table=table)
 
-def duck_variant():
-    c, did = "j.commit.collection::VARCHAR", "j.did::VARCHAR"
-    f = FILTER.format(kind="j.kind::VARCHAR", op="j.commit.operation::VARCHAR")
-    q = five(c, f, did, "j.time_us::BIGINT", **DUCKDB)
+def duck_variant(table, col="j"):
+    """DuckDB's VARIANT queries in the form its documentation writes them,
+    `(j.commit.collection)::VARCHAR`, straight on the table (a view in between
+    kept DuckDB from pushing the paths into its shredded storage)."""
+    c, did = f"({col}.commit.collection)::VARCHAR", f"({col}.did)::VARCHAR"
+    f = FILTER.format(kind=f"({col}.kind)::VARCHAR", op=f"({col}.commit.operation)::VARCHAR")
+    q = five(c, f, did, f"({col}.time_us)::BIGINT", **DUCKDB, table=table)
     # The one-level Q2 hits a DuckDB 2.0.0 planner cliff (../shared/bench/README.md §5.3).
     q[1] = (f"SELECT event, count(*) AS count, count(DISTINCT did) AS users FROM "
-            f"(SELECT {c} AS event, {did} AS did FROM bluesky WHERE {f}) GROUP BY event ORDER BY count DESC, event")
+            f"(SELECT {c} AS event, {did} AS did FROM {table} WHERE {f}) GROUP BY event ORDER BY count DESC, event")
     return q
 
 def df_json():
@@ -211,6 +216,7 @@ def main():
     load("JSON text", P("text.parquet"), copy("off", P("text.parquet"), "to_json(v) AS j"))
 
     results = {}  # (engine, layout) -> list of (wall, cpu, bytes, rows) or error string
+    peer_sql = {}  # (engine, layout) -> the five SQL texts run, printed with the table
     def record(key, i, value):
         results.setdefault(key, [None] * 5)[i] = value
 
@@ -251,7 +257,7 @@ def main():
         if duckdb.__version__ != "2.0.0":
             print(f"note: duckdb {duckdb.__version__}, the harness expects 2.0.0", file=sys.stderr)
         con = duckdb.connect(str(work / "duck.db"))
-        con.execute(f"SET threads = {a.threads}")
+        # Default settings, as a DuckDB user runs it (threads: all cores).
         con.execute("SET TimeZone = 'UTC'")
         have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "bluesky_text" not in have:
@@ -271,12 +277,13 @@ def main():
         else:
             layouts["duckdb shredded Parquet"] = (float("nan"), size(duck_parquet))
         duck_layouts = {
-            "JSON text": ("CREATE OR REPLACE VIEW bluesky AS SELECT j FROM bluesky_text", duck_text()),
-            "VARIANT table": ("CREATE OR REPLACE VIEW bluesky AS SELECT j FROM bluesky_variant", duck_variant()),
-            "own shredded Parquet": (f"CREATE OR REPLACE VIEW bluesky AS SELECT j FROM read_parquet('{duck_parquet}')", duck_variant()),
+            "JSON text": duck_text("bluesky_text"),
+            "VARIANT table": duck_variant("bluesky_variant"),
+            "own shredded Parquet": duck_variant(f"read_parquet('{duck_parquet}')"),
+            "our shredded Parquet": duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v"),
         }
-        for layout, (view, qs) in duck_layouts.items():
-            con.execute(view)
+        for layout, qs in duck_layouts.items():
+            peer_sql[("duckdb 2.0", layout)] = qs
             for i, q in enumerate(qs):
                 print(f"duckdb {layout} Q{i + 1}", file=sys.stderr)
                 try:
@@ -374,6 +381,14 @@ def main():
         s = "-" if b != b else f"{b / 1e6:.1f} MB"
         l = "reused" if secs != secs else f"{secs:.1f} s"
         print(f"  {name:<26} {l:>10} {s:>12}")
+    print("\nthe SQL behind each number:")
+    peer_sql.setdefault(("df-variant", "shredded, unshredded, JSON text"), ours())
+    peer_sql.setdefault(("datafusion+json", "JSON text"), df_json())
+    peer_sql.setdefault(("spark 4.3", "both"), spark_sql())
+    for (engine, layout), qs in peer_sql.items():
+        print(f"  {engine} / {layout}:")
+        for i, q in enumerate(qs):
+            print(f"    Q{i + 1}: {q}")
     if mismatches:
         print("\nanswers that differ from df-variant on shredded Parquet, or errors:")
         for m in mismatches:
