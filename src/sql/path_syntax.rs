@@ -251,6 +251,33 @@ impl ExprPlanner for VariantExprPlanner {
         Ok(PlannerResult::Planned(extract(base, segments)))
     }
 
+    /// `[v:a, 'x']`: Spark's one implicit conversion to VARIANT, as in
+    /// `coalesce` (see `crate::udf::coerce`): strings beside a VARIANT become
+    /// VARIANT strings; another type beside one is `DATA_DIFF_TYPES`.
+    fn plan_array_literal(
+        &self,
+        mut exprs: Vec<Expr>,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<Vec<Expr>>> {
+        use crate::udf::coerce::{data_diff_types, implicitly_variant};
+        let types: Vec<Option<DataType>> = exprs.iter().map(|e| e.get_type(schema).ok()).collect();
+        let variant = |t: &Option<DataType>| t.as_ref().is_some_and(is_variant_type);
+        if !types.iter().any(variant) || types.iter().all(variant) {
+            return Ok(PlannerResult::Original(exprs));
+        }
+        for (e, t) in exprs.iter_mut().zip(&types) {
+            match t {
+                Some(t) if is_variant_type(t) || t == &DataType::Null => {}
+                Some(t) if implicitly_variant(t) => {
+                    *e = crate::udf::cast_to_variant_udf().call(vec![e.clone()]);
+                }
+                Some(t) => return Err(data_diff_types("array", t)),
+                None => return Ok(PlannerResult::Original(exprs)),
+            }
+        }
+        Ok(PlannerResult::Original(exprs))
+    }
+
     fn plan_field_access(
         &self,
         expr: RawFieldAccessExpr,
