@@ -85,7 +85,14 @@ fn is_string(dt: &DataType) -> bool {
 pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
     let bad = |why: &str| {
         plan_datafusion_err!(
-            "invalid variant path ':{text}': {why} (use variant_get for computed paths)"
+            "[{}] invalid variant path ':{text}': {why} (use variant_get for computed paths)",
+            // Spark's classes: a subscript that is not a literal is not part of
+            // the path; anything else does not parse.
+            if why.starts_with("unsupported subscript") {
+                "INVALID_EXTRACT_BASE_FIELD_TYPE"
+            } else {
+                "PARSE_SYNTAX_ERROR"
+            }
         )
     };
     let chars: Vec<char> = text.chars().collect();
