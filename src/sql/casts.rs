@@ -223,6 +223,19 @@ fn cast_container(
     }))
 }
 
+/// `CAST(v AS STRING)` of a VARIANT expression, as one extraction when `v` is
+/// `variant_get(x, path)`.
+fn variant_as_string(v: Expr) -> Expr {
+    if let Expr::ScalarFunction(f) = &v
+        && f.func.name() == "variant_get"
+        && f.args.len() == 2
+        && matches!(f.args[1], Expr::Literal(..))
+    {
+        return variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone(), lit("string")]);
+    }
+    variant_get_udf().call(vec![v, lit("$"), lit("string")])
+}
+
 /// Spark's one implicit conversion to VARIANT: where the values of `coalesce`,
 /// `nvl`, `nvl2` or a `CASE` mix VARIANT with STRING (or NULL), the strings
 /// become VARIANT strings; any other type beside a VARIANT is
@@ -254,6 +267,32 @@ fn convert_mixed(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         Ok(true)
     };
     match expr {
+        Expr::ScalarFunction(mut f)
+            if (f.func.inner().as_ref() as &dyn std::any::Any)
+                .is::<crate::udf::coerce::VariantAsString>() =>
+        {
+            let mut changed = false;
+            for arg in &mut f.args {
+                if arg.get_type(schema).is_ok_and(|t| is_variant_type(&t)) {
+                    *arg = variant_as_string(arg.clone());
+                    changed = true;
+                }
+            }
+            Ok(Transformed::new_transformed(
+                Expr::ScalarFunction(f),
+                changed,
+            ))
+        }
+        Expr::Like(mut like) => {
+            let mut changed = false;
+            for side in [&mut like.expr, &mut like.pattern] {
+                if side.get_type(schema).is_ok_and(|t| is_variant_type(&t)) {
+                    **side = variant_as_string(side.as_ref().clone());
+                    changed = true;
+                }
+            }
+            Ok(Transformed::new_transformed(Expr::Like(like), changed))
+        }
         Expr::ScalarFunction(mut f) => {
             let inner: &dyn std::any::Any = f.func.inner().as_ref();
             let Some(first) = inner

@@ -285,6 +285,24 @@ impl ExprPlanner for VariantExprPlanner {
         Ok(PlannerResult::Original(exprs))
     }
 
+    /// `substr(v:h, 2)` / `substring(v:h, 2, 2)`: DataFusion plans these with its
+    /// own `substr`, not the registered one, so a VARIANT extraction as the
+    /// string is converted here, as Spark converts it (`CAST(v AS STRING)`).
+    /// (This planner sees no schema: only an extraction, which is what `v:h`
+    /// plans to, is recognised.)
+    fn plan_substring(&self, mut args: Vec<Expr>) -> Result<PlannerResult<Vec<Expr>>> {
+        if let Some(first) = args.first_mut()
+            && let Some((base, path)) = as_extraction(first)
+        {
+            *first = variant_get_udf().call(vec![
+                base.clone(),
+                lit(path_to_string(&path)),
+                lit("string"),
+            ]);
+        }
+        Ok(PlannerResult::Original(args))
+    }
+
     fn plan_field_access(
         &self,
         expr: RawFieldAccessExpr,

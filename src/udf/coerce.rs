@@ -185,11 +185,162 @@ impl ScalarUDFImpl for VariantCoercing {
     }
 }
 
-/// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`.
+/// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`, and the string
+/// functions of [`string_functions`].
 pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
     use datafusion::functions::core;
     [(core::coalesce(), 0), (core::nvl(), 0), (core::nvl2(), 1)]
         .into_iter()
         .map(|(f, first)| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, first))))
+        .chain(string_functions())
         .collect()
+}
+
+/// A DataFusion string function that, as in Spark, takes a VARIANT argument as
+/// the STRING `CAST(v AS STRING)` gives (a string variant without its quotes,
+/// anything else its JSON text, a variant null NULL): `length(v:arr)`,
+/// `upper(v:name)`. The analyzer rule [`crate::sql::VariantCastRewrite`]
+/// makes the conversion explicit (`variant_get(v, '$', 'string')`) before
+/// type coercion; without a VARIANT argument every call is DataFusion's.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct VariantAsString {
+    inner: Arc<ScalarUDF>,
+    signature: Signature,
+}
+
+impl VariantAsString {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<ScalarUDF>) -> Self {
+        let signature = Signature::user_defined(inner.signature().volatility);
+        Self { inner, signature }
+    }
+
+    /// `types` with every VARIANT a string.
+    fn as_strings(types: &[DataType]) -> Vec<DataType> {
+        types
+            .iter()
+            .map(|t| {
+                if is_variant_type(t) {
+                    DataType::Utf8
+                } else {
+                    t.clone()
+                }
+            })
+            .collect()
+    }
+}
+
+impl ScalarUDFImpl for VariantAsString {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        let fields: Vec<FieldRef> = Self::as_strings(arg_types)
+            .into_iter()
+            .map(|t| Arc::new(arrow::datatypes::Field::new("f", t, true)))
+            .collect();
+        let coerced: Vec<DataType> =
+            datafusion::logical_expr::type_coercion::functions::fields_with_udf(
+                &fields,
+                self.inner.as_ref(),
+            )?
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        // A VARIANT argument stays one until the analyzer converts it.
+        Ok(arg_types
+            .iter()
+            .zip(coerced)
+            .map(|(t, c)| if is_variant_type(t) { t.clone() } else { c })
+            .collect())
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(&Self::as_strings(arg_types))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let fields: Vec<FieldRef> = args
+            .arg_fields
+            .iter()
+            .map(|f| {
+                if is_variant_type(f.data_type()) {
+                    Arc::new(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true))
+                } else {
+                    Arc::clone(f)
+                }
+            })
+            .collect();
+        self.inner.return_field_from_args(ReturnFieldArgs {
+            arg_fields: &fields,
+            scalar_arguments: args.scalar_arguments,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if args
+            .arg_fields
+            .iter()
+            .any(|f| is_variant_type(f.data_type()))
+        {
+            return plan_err!(
+                "{}: a VARIANT argument reached execution unconverted",
+                self.name()
+            );
+        }
+        self.inner.invoke_with_args(args)
+    }
+
+    fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        self.inner.inner().simplify(args, info)
+    }
+
+    fn short_circuits(&self) -> bool {
+        self.inner.inner().short_circuits()
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        self.inner.documentation()
+    }
+}
+
+/// DataFusion's string functions that take a VARIANT as Spark does (with their
+/// aliases: `length`, `char_length`, `trim`, `substring`, `instr`, ...).
+pub fn string_functions() -> Vec<Arc<ScalarUDF>> {
+    use datafusion::functions::{string, unicode};
+    [
+        string::upper(),
+        string::lower(),
+        string::btrim(),
+        string::ltrim(),
+        string::rtrim(),
+        string::concat(),
+        string::concat_ws(),
+        string::replace(),
+        string::split_part(),
+        string::starts_with(),
+        string::ends_with(),
+        string::octet_length(),
+        unicode::character_length(),
+        unicode::substr(),
+        unicode::lpad(),
+        unicode::rpad(),
+        unicode::reverse(),
+        unicode::left(),
+        unicode::right(),
+        unicode::strpos(),
+        unicode::initcap(),
+    ]
+    .into_iter()
+    .map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))))
+    .collect()
 }
