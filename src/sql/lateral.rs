@@ -261,3 +261,49 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     }
     Ok(Transformed::yes(builder.build()?))
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::optimizer::AnalyzerRule;
+
+    use super::DecorrelateLateralExplode;
+
+    const T: &str = "(SELECT 1 AS id, parse_json('[1, 2]') AS v) t";
+
+    /// The rule fires on a lateral `variant_explode`: the plan that runs is an
+    /// unnest of the left side, with no correlated subquery left.
+    #[tokio::test]
+    async fn fires_on_a_lateral_explode() {
+        let ctx = crate::variant_context();
+        let sql = format!("SELECT t.id, e.pos FROM {T}, LATERAL variant_explode(t.v) e");
+        let plan = ctx.sql(&sql).await.unwrap().into_optimized_plan().unwrap();
+        let text = plan.display_indent().to_string();
+        assert!(
+            text.contains("Unnest:") && text.contains("variant_explode(t.v) AS __variant_explode"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("outer_ref") && !text.contains("Subquery:"),
+            "{text}"
+        );
+    }
+
+    /// It leaves every other lateral subquery as DataFusion planned it.
+    #[tokio::test]
+    async fn does_not_fire_on_other_lateral_subqueries() {
+        let ctx = crate::variant_context();
+        for sql in [
+            format!("SELECT t.id, s.x FROM {T}, LATERAL (SELECT t.id + 1 AS x) s"),
+            format!(
+                "SELECT t.id, s.x FROM {T}, LATERAL (SELECT unnest(variant_explode(t.v)) AS x) s"
+            ),
+        ] {
+            let plan = ctx.state().create_logical_plan(&sql).await.unwrap();
+            let before = plan.display_indent().to_string();
+            let after = DecorrelateLateralExplode
+                .analyze(plan, ctx.state().config_options())
+                .unwrap();
+            assert_eq!(after.display_indent().to_string(), before, "{sql}");
+        }
+    }
+}
