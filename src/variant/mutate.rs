@@ -284,6 +284,22 @@ fn array_of<'e>(elements: impl IntoIterator<Item = &'e [u8]>) -> Result<Vec<u8>,
     Ok(out)
 }
 
+/// The array `elements` with `remove` elements at `at` replaced by `insert`.
+fn spliced(
+    elements: &[&[u8]],
+    at: usize,
+    remove: usize,
+    insert: Option<&[u8]>,
+) -> Result<Vec<u8>, MutateError> {
+    array_of(
+        elements[..at]
+            .iter()
+            .copied()
+            .chain(insert)
+            .chain(elements[at + remove..].iter().copied()),
+    )
+}
+
 /// `count` variant nulls, refused past the size limit before any is made.
 fn nulls<'e>(count: usize) -> Result<impl Iterator<Item = &'e [u8]>, MutateError> {
     if count > SIZE_LIMIT {
@@ -456,42 +472,21 @@ impl Editor<'_, '_, '_> {
                 if index < n && !last {
                     return Ok(match self.edit(elements[index], depth + 1)? {
                         Edit::Unchanged => Edit::Unchanged,
-                        Edit::Replaced(child) => Edit::Replaced(array_of(
-                            elements[..index]
-                                .iter()
-                                .copied()
-                                .chain([child.as_slice()])
-                                .chain(elements[index + 1..].iter().copied()),
-                        )?),
+                        Edit::Replaced(child) => {
+                            Edit::Replaced(spliced(&elements, index, 1, Some(&child))?)
+                        }
                     });
                 }
                 if index < n && delete {
-                    return Ok(Edit::Replaced(array_of(
-                        elements[..index]
-                            .iter()
-                            .chain(&elements[index + 1..])
-                            .copied(),
-                    )?));
+                    return Ok(Edit::Replaced(spliced(&elements, index, 1, None)?));
                 }
                 if index < n && matches!(self.mutation, Mutation::Set { .. }) {
                     let child = self.chain(depth + 1)?;
-                    return Ok(Edit::Replaced(array_of(
-                        elements[..index]
-                            .iter()
-                            .copied()
-                            .chain([child.as_slice()])
-                            .chain(elements[index + 1..].iter().copied()),
-                    )?));
+                    return Ok(Edit::Replaced(spliced(&elements, index, 1, Some(&child))?));
                 }
                 if index <= n && last && matches!(self.mutation, Mutation::Insert(_)) {
                     let child = self.chain(depth + 1)?;
-                    return Ok(Edit::Replaced(array_of(
-                        elements[..index]
-                            .iter()
-                            .copied()
-                            .chain([child.as_slice()])
-                            .chain(elements[index..].iter().copied()),
-                    )?));
+                    return Ok(Edit::Replaced(spliced(&elements, index, 0, Some(&child))?));
                 }
                 if index < n || !self.mutation.creates() {
                     return Ok(Edit::Unchanged);
