@@ -29,6 +29,7 @@ pub struct VariantCastRewrite;
 
 impl AnalyzerRule for VariantCastRewrite {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        let plan = plan.transform_up_with_subqueries(union_to_variant)?.data;
         rewrite_expressions(plan, |expr, schema| {
             rewrite_cast(expr, schema)?.transform_data(|e| convert_mixed(e, schema))
         })
@@ -221,6 +222,74 @@ fn cast_container(
     } else {
         Expr::Cast(Cast::new(Box::new(call), target.clone()))
     }))
+}
+
+/// `UNION ALL` of a VARIANT column with a STRING one: the strings become
+/// VARIANT strings, as in Spark (the one implicit conversion to VARIANT; see
+/// `crate::udf::coerce`); another type beside a VARIANT is Spark's
+/// `INCOMPATIBLE_COLUMN_TYPE`.
+fn union_to_variant(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    use crate::udf::coerce::implicitly_variant;
+    let LogicalPlan::Union(union) = &plan else {
+        return Ok(Transformed::no(plan));
+    };
+    let columns = union.schema.fields().len();
+    let mut convert = vec![false; columns];
+    for (i, c) in convert.iter_mut().enumerate() {
+        let types: Vec<&DataType> = union
+            .inputs
+            .iter()
+            .filter_map(|p| p.schema().fields().get(i).map(|f| f.data_type()))
+            .collect();
+        if !types.iter().any(|t| is_variant_type(t)) || types.iter().all(|t| is_variant_type(t)) {
+            continue;
+        }
+        if let Some(other) = types
+            .iter()
+            .find(|t| !is_variant_type(t) && !implicitly_variant(t))
+        {
+            return plan_err!(
+                "[INCOMPATIBLE_COLUMN_TYPE] UNION can only be performed on inputs with compatible column types: column {} is \"VARIANT\" in one input and {other} in another; only STRING and NULL convert to VARIANT implicitly",
+                i + 1
+            );
+        }
+        *c = true;
+    }
+    if !convert.iter().any(|c| *c) {
+        return Ok(Transformed::no(plan));
+    }
+    let mut inputs = Vec::with_capacity(union.inputs.len());
+    for input in &union.inputs {
+        let schema = input.schema();
+        let needs = schema.fields().iter().zip(&convert).any(|(f, c)| {
+            *c && !is_variant_type(f.data_type()) && f.data_type() != &DataType::Null
+        });
+        if !needs {
+            inputs.push(std::sync::Arc::clone(input));
+            continue;
+        }
+        let exprs: Vec<Expr> = schema
+            .iter()
+            .zip(&convert)
+            .map(|((qualifier, field), c)| {
+                let column = Expr::Column(datafusion::common::Column::from((qualifier, field)));
+                if *c && !is_variant_type(field.data_type()) && field.data_type() != &DataType::Null
+                {
+                    cast_to_variant_udf().call(vec![column]).alias(field.name())
+                } else {
+                    column
+                }
+            })
+            .collect();
+        inputs.push(std::sync::Arc::new(
+            datafusion::logical_expr::LogicalPlanBuilder::from(input.as_ref().clone())
+                .project(exprs)?
+                .build()?,
+        ));
+    }
+    Ok(Transformed::yes(LogicalPlan::Union(
+        datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?,
+    )))
 }
 
 /// `CAST(v AS STRING)` of a VARIANT expression, as one extraction when `v` is
