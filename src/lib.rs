@@ -65,12 +65,10 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 /// # Errors
 /// When the registry refuses a function.
 pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
-    for f in udf::functions()
-        .into_iter()
-        .chain(udf::coerce::coercing_functions())
-    {
+    for f in udf::functions() {
         registry.register_udf(f)?;
     }
+    udf::coerce::register_coercing(registry)?;
     for f in udaf::functions() {
         registry.register_udaf(f)?;
     }
@@ -90,11 +88,18 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
-        .extend(
-            udf::functions()
-                .into_iter()
-                .chain(udf::coerce::coercing_functions()),
-        );
+        .extend(udf::functions());
+    // DataFusion's coalesce, nvl, nvl2 and string functions (or those the
+    // builder already holds) wrapped to take a VARIANT as Spark does.
+    let functions = builder.scalar_functions().get_or_insert_with(Vec::new);
+    let wrapped = udf::coerce::coercing_functions_over(&|name| {
+        functions
+            .iter()
+            .rev()
+            .find(|f| f.name() == name || f.aliases().iter().any(|a| a == name))
+            .cloned()
+    });
+    functions.extend(wrapped);
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)

@@ -186,14 +186,44 @@ impl ScalarUDFImpl for VariantCoercing {
 }
 
 /// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`, and the string
-/// functions of [`string_functions`].
-pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
+/// functions of [`string_function_defaults`], each wrapping the function `lookup`
+/// finds under its name (datafusion-spark's `concat` or `length` in Spark
+/// mode), else DataFusion's. A function that is already a wrapper is left out.
+pub fn coercing_functions_over(
+    lookup: &dyn Fn(&str) -> Option<Arc<ScalarUDF>>,
+) -> Vec<Arc<ScalarUDF>> {
     use datafusion::functions::core;
-    [(core::coalesce(), 0), (core::nvl(), 0), (core::nvl2(), 1)]
+    let current = |default: Arc<ScalarUDF>| -> Option<Arc<ScalarUDF>> {
+        let f = lookup(default.name()).unwrap_or(default);
+        let inner: &dyn std::any::Any = f.inner().as_ref();
+        (!inner.is::<VariantCoercing>() && !inner.is::<VariantAsString>()).then_some(f)
+    };
+    let values = [(core::coalesce(), 0), (core::nvl(), 0), (core::nvl2(), 1)]
         .into_iter()
-        .map(|(f, first)| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, first))))
-        .chain(string_functions())
-        .collect()
+        .filter_map(|(f, first)| {
+            current(f).map(|f| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, first))))
+        });
+    let strings = string_function_defaults().into_iter().filter_map(|f| {
+        current(f).map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))))
+    });
+    values.chain(strings).collect()
+}
+
+/// [`coercing_functions_over`] DataFusion's own functions.
+pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
+    coercing_functions_over(&|_| None)
+}
+
+/// Registers [`coercing_functions_over`] what `registry` holds.
+///
+/// # Errors
+/// When the registry refuses a function.
+pub fn register_coercing(registry: &mut dyn datafusion::execution::FunctionRegistry) -> Result<()> {
+    let wrapped = coercing_functions_over(&|name| registry.udf(name).ok());
+    for f in wrapped {
+        registry.register_udf(f)?;
+    }
+    Ok(())
 }
 
 /// A DataFusion string function that, as in Spark, takes a VARIANT argument as
@@ -313,9 +343,10 @@ impl ScalarUDFImpl for VariantAsString {
     }
 }
 
-/// DataFusion's string functions that take a VARIANT as Spark does (with their
-/// aliases: `length`, `char_length`, `trim`, `substring`, `instr`, ...).
-pub fn string_functions() -> Vec<Arc<ScalarUDF>> {
+/// DataFusion's string functions that take a VARIANT as Spark does once
+/// wrapped (with their aliases: `length`, `char_length`, `trim`, `substring`,
+/// `instr`, ...).
+fn string_function_defaults() -> Vec<Arc<ScalarUDF>> {
     use datafusion::functions::{string, unicode};
     [
         string::upper(),
@@ -341,6 +372,5 @@ pub fn string_functions() -> Vec<Arc<ScalarUDF>> {
         unicode::initcap(),
     ]
     .into_iter()
-    .map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))))
     .collect()
 }
