@@ -186,7 +186,7 @@ impl ScalarUDFImpl for VariantCoercing {
 }
 
 /// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`, and the string
-/// functions of [`string_function_defaults`], each wrapping the function `lookup`
+/// functions listed below, each wrapping the function `lookup`
 /// finds under its name (datafusion-spark's `concat` or `length` in Spark
 /// mode), else DataFusion's. A function that is already a wrapper is left out.
 pub fn coercing_functions_over(
