@@ -1,16 +1,24 @@
-//! The sqllogictest runner.
+//! The sqllogictest runner, built on DataFusion's (`datafusion-sqllogictest`).
 //!
 //! ```text
-//! cargo test --test sqllogictests                 # every .slt under sqllogictests/
+//! cargo test --test sqllogictests                 # every .slt under sqllogictests/test_files
 //! cargo test --test sqllogictests -- PATH...      # these files or folders
 //! cargo test --test sqllogictests -- variant_get  # default files whose path contains the text
+//! cargo test --test sqllogictests -- --complete [PATH...]    # write the actual results in
+//! cargo test --test sqllogictests -- --workdir DIR PATH...   # a suite with paths relative to DIR
 //! ```
 //!
-//! Each file runs in its own `SessionContext` with the whole extension
-//! registered ([`df_variant::variant_context`]). Every statement and query is
+//! Values, column type letters (`B`, `D`, `I`, `P`, `R`, `T`, `?`), errors, and
+//! the check of expected against actual results are DataFusion's runner code,
+//! so a suite written for DataFusion runs unchanged. What is ours: each file
+//! runs in its own session with the whole extension registered
+//! ([`df_variant::variant_context_with_config`]); SQL is parsed with
+//! df-variant's dialect (`:` binds as in Spark); a file that starts with
+//! `# df-variant: spark_functions`, or lies in a `spark/` folder, runs with
+//! Spark's built-ins (`variant.spark_functions`). Every statement and query is
 //! counted; a failure does not stop the file; each failure is printed with its
-//! `file:line`; the run ends with one line `N passed, N failed` and a non-zero exit
-//! code when anything failed.
+//! `file:line`; the run ends with one line `N passed, N failed` and a non-zero
+//! exit code when anything failed.
 //!
 //! Files run with `target_partitions = 2`; `DF_VARIANT_SLT_PARTITIONS=N` runs them
 //! with `N` instead (`.ci/run` uses 1, 3 and 8, so that no expected answer or
@@ -31,13 +39,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef};
-use arrow::datatypes::DataType;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
-use datafusion::error::DataFusionError;
+use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Record, Runner};
+use datafusion_sqllogictest::{
+    DFColumnType, DFOutput, DFSqlLogicTestError, convert_batches, convert_schema_to_types,
+    df_value_validator, value_normalizer,
+};
+use sqllogictest::{AsyncDB, DBOutput, Record, Runner, strict_column_validator};
 
 const DEFAULT_DIR: &str = "sqllogictests/test_files";
 /// Where `.slt` files write; emptied at the start of every run.
@@ -61,103 +72,83 @@ fn mode() -> Mode {
 }
 
 /// The engine under test: one DataFusion session with df-variant registered.
+///
+/// It is DataFusion's own engine (`datafusion_sqllogictest::DataFusion`) with
+/// three changes: SQL is parsed with df-variant's dialect, a plan can go
+/// through bytes or onto workers first ([`Mode`]), and the session is
+/// [`df_variant::variant_context_with_config`]'s. Values, column types and
+/// errors are rendered by DataFusion's code, so expected results read the same
+/// as in DataFusion's own suites.
 struct VariantDb {
     ctx: Arc<SessionContext>,
     mode: Mode,
-}
-
-#[derive(Debug)]
-struct DbError(String);
-
-impl std::fmt::Display for DbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for DbError {}
-
-impl From<DataFusionError> for DbError {
-    fn from(e: DataFusionError) -> Self {
-        // Strip DataFusion's context wrappers so messages stay readable.
-        DbError(e.strip_backtrace())
-    }
-}
-
-fn column_type(dt: &DataType) -> DefaultColumnType {
-    match dt {
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64 => DefaultColumnType::Integer,
-        DataType::Float16
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::Decimal32(_, _)
-        | DataType::Decimal64(_, _)
-        | DataType::Decimal128(_, _)
-        | DataType::Decimal256(_, _) => DefaultColumnType::FloatingPoint,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DefaultColumnType::Text,
-        _ => DefaultColumnType::Any,
-    }
-}
-
-fn format_cell(formatter: &ArrayFormatter<'_>, array: &ArrayRef, row: usize) -> String {
-    if array.is_null(row) {
-        return "NULL".to_string();
-    }
-    let s = formatter.value(row).to_string();
-    if s.is_empty() {
-        "(empty)".to_string()
-    } else {
-        s
-    }
+    /// Floats the way DataFusion's runner prints them for Spark files.
+    spark: bool,
 }
 
 #[async_trait]
 impl AsyncDB for VariantDb {
-    type Error = DbError;
-    type ColumnType = DefaultColumnType;
+    type Error = DFSqlLogicTestError;
+    type ColumnType = DFColumnType;
 
-    async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
+    async fn run(&mut self, sql: &str) -> Result<DFOutput, Self::Error> {
         // Parsed as the CLI parses, with `:` binding as in Spark.
         let df = df_variant::sql::query(&self.ctx, sql).await?;
-        let schema = Arc::clone(df.schema().inner());
-        let batches = if self.mode == Mode::Roundtrip {
-            let plan = df.create_physical_plan().await?;
-            if writes_memory_table(&plan) {
-                // An INSERT into a memory table writes into this process: it
-                // cannot be shipped (the codec refuses it), so it runs here.
-                let task_ctx = self.ctx.task_ctx();
-                return finish(
-                    schema,
-                    datafusion::physical_plan::collect(plan, task_ctx).await?,
-                );
+        let plan = df.create_physical_plan().await?;
+        let schema = plan.schema();
+        let task_ctx = self.ctx.task_ctx();
+        let batches = match self.mode {
+            // An INSERT into a memory table writes into this process: it
+            // cannot be shipped (the codec refuses it), so it runs here.
+            Mode::Roundtrip if !writes_memory_table(&plan) => {
+                let bytes = df_variant::codec::plan_to_bytes(plan)?;
+                let plan = df_variant::codec::plan_from_bytes(&bytes, &task_ctx)?;
+                collect(plan, task_ctx).await?
             }
-            let bytes = df_variant::codec::plan_to_bytes(plan)?;
-            let task_ctx = self.ctx.task_ctx();
-            let plan = df_variant::codec::plan_from_bytes(&bytes, &task_ctx)?;
-            datafusion::physical_plan::collect(plan, task_ctx).await?
-        } else if self.mode == Mode::Distributed {
-            let plan = df.create_physical_plan().await?;
-            if plan.name() == "DistributedExec" {
-                DISTRIBUTED_PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Mode::Distributed => {
+                if plan.name() == "DistributedExec" {
+                    DISTRIBUTED_PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                collect(plan, task_ctx).await?
             }
-            datafusion::physical_plan::collect(plan, self.ctx.task_ctx()).await?
-        } else {
-            df.collect().await?
+            Mode::Direct | Mode::Roundtrip => collect(plan, task_ctx).await?,
         };
-        finish(schema, batches)
+        finish(&schema, batches, self.spark)
     }
 
     async fn shutdown(&mut self) {}
 
     fn engine_name(&self) -> &'static str {
         "df-variant"
+    }
+}
+
+/// This repository's folder as plans print file paths (an object store path:
+/// no leading `/`).
+fn workspace_root() -> String {
+    env!("CARGO_MANIFEST_DIR").trim_start_matches('/').to_string()
+}
+
+/// The rows of a result, rendered by DataFusion's runner code.
+fn finish(
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    spark: bool,
+) -> Result<DFOutput, DFSqlLogicTestError> {
+    let types = convert_schema_to_types(schema.fields());
+    let mut rows = convert_batches(schema, batches, spark)?;
+    // As DataFusion's runner does for its checkout: plans name files under
+    // this repository the same on every machine.
+    let root = workspace_root();
+    for cell in rows.iter_mut().flatten() {
+        if cell.contains(root.as_str()) {
+            *cell = cell.replace(root.as_str(), "WORKSPACE_ROOT");
+        }
+    }
+    if rows.is_empty() && types.is_empty() {
+        Ok(DBOutput::StatementComplete(0))
+    } else {
+        Ok(DBOutput::Rows { types, rows })
     }
 }
 
@@ -168,72 +159,10 @@ const MIN_DISTRIBUTED_PLANS: usize = 50;
 static DISTRIBUTED_PLANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Whether `plan` inserts into an in-memory table.
-fn writes_memory_table(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> bool {
+fn writes_memory_table(plan: &Arc<dyn ExecutionPlan>) -> bool {
     plan.downcast_ref::<datafusion::datasource::sink::DataSinkExec>()
         // DataFusion does not export `MemSink`.
         .is_some_and(|d| format!("{:?}", d.sink()).starts_with("MemSink"))
-}
-
-/// The rows of a result, as the runner compares them.
-fn finish(
-    schema: arrow::datatypes::SchemaRef,
-    batches: Vec<arrow::array::RecordBatch>,
-) -> Result<DBOutput<DefaultColumnType>, DbError> {
-    {
-        if schema.fields().is_empty() {
-            return Ok(DBOutput::StatementComplete(0));
-        }
-        let types = schema
-            .fields()
-            .iter()
-            .map(|f| column_type(f.data_type()))
-            .collect();
-        let options = FormatOptions::default().with_null("NULL");
-        let mut rows = Vec::new();
-        for batch in &batches {
-            let formatters = batch
-                .columns()
-                .iter()
-                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| DbError(e.to_string()))?;
-            for row in 0..batch.num_rows() {
-                let cells: Vec<String> = formatters
-                    .iter()
-                    .zip(batch.columns())
-                    .map(|(f, c)| format_cell(f, c, row))
-                    .collect();
-                // Multi-line cells (EXPLAIN plans) continue on rows of their own,
-                // so a test lists one plan line per line.
-                let lines: Vec<Vec<&str>> = cells.iter().map(|c| c.lines().collect()).collect();
-                let height = lines.iter().map(Vec::len).max().unwrap_or(1).max(1);
-                if height == 1 {
-                    rows.push(cells);
-                    continue;
-                }
-                for k in 0..height {
-                    let parts: Vec<&str> = lines.iter().filter_map(|l| l.get(k).copied()).collect();
-                    if k == 0 {
-                        rows.push(parts.iter().map(std::string::ToString::to_string).collect());
-                    } else {
-                        rows.push(vec![parts.join(" ")]);
-                    }
-                }
-            }
-        }
-        Ok(DBOutput::Rows { types, rows })
-    }
-}
-
-/// Column types must match, except that `?` in the test matches anything.
-/// (The signature is fixed by `sqllogictest::ColumnTypeValidator`.)
-#[allow(clippy::ptr_arg)]
-fn column_validator(actual: &Vec<DefaultColumnType>, expected: &Vec<DefaultColumnType>) -> bool {
-    actual.len() == expected.len()
-        && actual
-            .iter()
-            .zip(expected)
-            .all(|(a, e)| matches!(e, DefaultColumnType::Any) || a == e)
 }
 
 #[derive(Default)]
@@ -243,8 +172,26 @@ struct Tally {
     skipped: usize,
 }
 
-async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
-    let records = match sqllogictest::parse_file::<DefaultColumnType>(path) {
+/// One `.slt` file, with its path relative to the folder it was found in.
+struct TestFile {
+    path: PathBuf,
+    relative: PathBuf,
+}
+
+impl TestFile {
+    /// Whether the file runs with Spark's built-ins: it starts with
+    /// `# df-variant: spark_functions`, or it lies in a `spark/` folder (where
+    /// DataFusion's runner runs its Spark files).
+    fn spark(&self) -> bool {
+        self.relative.starts_with("spark")
+            || std::fs::read_to_string(&self.path)
+                .is_ok_and(|t| t.starts_with("# df-variant: spark_functions"))
+    }
+}
+
+async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
+    let path = file.path.as_path();
+    let records = match sqllogictest::parse_file::<DFColumnType>(path) {
         Ok(r) => r,
         Err(e) => {
             println!("FAILED {}: cannot parse: {e}", path.display());
@@ -252,16 +199,20 @@ async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
             return;
         }
     };
+    if options.workdir.is_some()
+        && let Err(e) = datafusion_sqllogictest::setup_scratch_dir(&file.relative)
+    {
+        println!("FAILED {}: scratch dir: {e}", path.display());
+        tally.failed += 1;
+        return;
+    }
     let partitions = partitions();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
         .with_option_extension(df_variant::config::VariantOptions::default());
-    // A file that starts with `# df-variant: spark_functions` runs with Spark's
-    // built-ins registered (settings read when the context is created).
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    if text.starts_with("# df-variant: spark_functions")
-        && let Err(e) = config.options_mut().set("variant.spark_functions", "true")
-    {
+    // Settings read when the context is created.
+    let spark = file.spark();
+    if spark && let Err(e) = config.options_mut().set("variant.spark_functions", "true") {
         println!("FAILED {}: {e}", path.display());
         tally.failed += 1;
         return;
@@ -281,18 +232,22 @@ async fn run_file(path: &Path, tally: &mut Tally, complete: bool) {
     };
     let mut runner = Runner::new(move || {
         let ctx = Arc::clone(&ctx);
-        async move { Ok::<_, DbError>(VariantDb { ctx, mode }) }
+        async move { Ok::<_, DFSqlLogicTestError>(VariantDb { ctx, mode, spark }) }
     });
-    runner.with_column_validator(column_validator);
-    if complete {
+    // What DataFusion's runner checks: column types exactly, values after
+    // trimming trailing blanks (with its `<slt:ignore>` marker).
+    runner.with_column_validator(strict_column_validator);
+    runner.with_normalizer(value_normalizer);
+    runner.with_validator(df_value_validator);
+    if options.complete {
         // Rewrites the file with the actual results as the expected ones.
         match runner
             .update_test_file(
                 path,
                 " ",
-                sqllogictest::default_validator,
-                sqllogictest::default_normalizer,
-                column_validator,
+                df_value_validator,
+                value_normalizer,
+                strict_column_validator,
             )
             .await
         {
@@ -343,7 +298,8 @@ fn partitions() -> usize {
         .unwrap_or(DEFAULT_PARTITIONS)
 }
 
-fn collect_slt(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The `.slt` files under `root`, sorted, with paths relative to `root`.
+fn collect_slt(root: &Path, dir: &Path, out: &mut Vec<TestFile>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -354,55 +310,99 @@ fn collect_slt(dir: &Path, out: &mut Vec<PathBuf>) {
             if p.file_name().is_some_and(|n| n == "scratch") {
                 continue;
             }
-            collect_slt(&p, out);
+            collect_slt(root, &p, out);
         } else if p.extension().is_some_and(|e| e == "slt") {
-            out.push(p);
+            let relative = p.strip_prefix(root).unwrap_or(&p).to_path_buf();
+            out.push(TestFile { path: p, relative });
         }
     }
 }
 
+/// The runner's own flags; the others are cargo's and libtest's
+/// (`--nocapture`, ...), ignored here.
+struct Options {
+    /// `--complete`: rewrite the files with the actual results (review the diff).
+    complete: bool,
+    /// `--workdir DIR`: run from `DIR`, so that relative paths in the files
+    /// resolve as under their own runner, with DataFusion's per-file scratch
+    /// folder `test_files/scratch/<file name>` made empty before each file.
+    workdir: Option<PathBuf>,
+    /// Files, folders, and filters on the default files' paths.
+    args: Vec<String>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        complete: false,
+        workdir: None,
+        args: Vec::new(),
+    };
+    let mut all = std::env::args().skip(1);
+    while let Some(a) = all.next() {
+        if a == "--complete" {
+            options.complete = true;
+        } else if a == "--workdir" {
+            let dir = all.next().ok_or("--workdir needs a folder")?;
+            options.workdir = Some(PathBuf::from(dir));
+        } else if let Some(dir) = a.strip_prefix("--workdir=") {
+            options.workdir = Some(PathBuf::from(dir));
+        } else if !a.starts_with('-') {
+            options.args.push(a);
+        }
+    }
+    Ok(options)
+}
+
 fn main() -> ExitCode {
-    let all_args: Vec<String> = std::env::args().skip(1).collect();
-    // `--complete` rewrites the files with the actual results (review the diff);
-    // other flags are cargo's and libtest's (`--nocapture`, ...), ignored here.
-    let complete = all_args.iter().any(|a| a == "--complete");
-    if complete && (partitions() != DEFAULT_PARTITIONS || mode() != Mode::Direct) {
+    let options = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            println!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if options.complete && (partitions() != DEFAULT_PARTITIONS || mode() != Mode::Direct) {
         println!(
             "--complete writes the EXPLAIN plans of {DEFAULT_PARTITIONS} partitions run directly; \
              unset DF_VARIANT_SLT_PARTITIONS and DF_VARIANT_SLT_MODE"
         );
         return ExitCode::FAILURE;
     }
-    let args: Vec<String> = all_args
-        .into_iter()
-        .filter(|a| !a.starts_with('-'))
-        .collect();
     let mut files = Vec::new();
     let mut filters = Vec::new();
-    for a in &args {
-        let p = PathBuf::from(a);
+    for a in &options.args {
+        // Absolute, so that `--workdir` does not move them.
+        let p = std::path::absolute(a).unwrap_or_else(|_| PathBuf::from(a));
         if p.is_dir() {
-            collect_slt(&p, &mut files);
+            collect_slt(&p, &p, &mut files);
         } else if p.is_file() {
-            files.push(p);
+            let relative = PathBuf::from(p.file_name().unwrap_or_default());
+            files.push(TestFile { path: p, relative });
         } else {
             filters.push(a.clone());
         }
     }
     if files.is_empty() {
         let mut all = Vec::new();
-        collect_slt(Path::new(DEFAULT_DIR), &mut all);
+        let root = Path::new(DEFAULT_DIR);
+        collect_slt(root, root, &mut all);
         files = all
             .into_iter()
-            .filter(|p| {
+            .filter(|f| {
                 filters.is_empty()
                     || filters
                         .iter()
-                        .any(|f| p.to_string_lossy().contains(f.as_str()))
+                        .any(|x| f.path.to_string_lossy().contains(x.as_str()))
             })
             .collect();
     }
     let _ = std::fs::remove_dir_all(SCRATCH_DIR);
+    if let Some(dir) = &options.workdir
+        && let Err(e) = std::env::set_current_dir(dir)
+    {
+        println!("--workdir {}: {e}", dir.display());
+        return ExitCode::FAILURE;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -410,13 +410,13 @@ fn main() -> ExitCode {
     let mut tally = Tally::default();
     for file in &files {
         let before = tally.failed;
-        runtime.block_on(run_file(file, &mut tally, complete));
+        runtime.block_on(run_file(file, &mut tally, &options));
         let status = if tally.failed == before {
             "ok"
         } else {
             "FAILED"
         };
-        println!("{status}: {}", file.display());
+        println!("{status}: {}", file.path.display());
     }
     if mode() == Mode::Distributed {
         let n = DISTRIBUTED_PLANS.load(std::sync::atomic::Ordering::Relaxed);

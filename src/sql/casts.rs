@@ -6,6 +6,9 @@
 //! CAST(variant_get(v, '$.a') AS INT)  =>  variant_get(v, '$.a', 'int')
 //! CAST(x AS VARIANT)      =>  cast_to_variant(x)
 //! CAST(v AS VARIANT)      =>  v
+//! -- with variant.spark_functions = true (Spark's text for timestamps,
+//! -- dates and floating point):
+//! CAST(ts AS STRING)      =>  CAST(variant_get(cast_to_variant(ts), '$', 'string') AS STRING)
 //! ```
 //!
 //! It runs before DataFusion's type coercion, which cannot cast a struct to a
@@ -28,10 +31,14 @@ use crate::udf::{cast_to_variant_udf, try_variant_get_udf, variant_get_udf};
 pub struct VariantCastRewrite;
 
 impl AnalyzerRule for VariantCastRewrite {
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> Result<LogicalPlan> {
+        let spark = config
+            .extensions
+            .get::<crate::config::VariantOptions>()
+            .is_some_and(|o| o.spark_functions);
         let plan = plan.transform_up_with_subqueries(union_to_variant)?.data;
         rewrite_expressions(plan, |expr, schema| {
-            rewrite_cast(expr, schema)?.transform_data(|e| convert_mixed(e, schema))
+            rewrite_cast(expr, schema, spark)?.transform_data(|e| convert_mixed(e, schema))
         })
     }
 
@@ -73,7 +80,7 @@ pub(crate) fn input_schema(node: &LogicalPlan) -> DFSchema {
     schema
 }
 
-fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transformed<Expr>> {
     let (inner, field, safe) = match &expr {
         Expr::Cast(Cast { expr, field }) => (expr, field, false),
         Expr::TryCast(TryCast { expr, field }) => (expr, field, true),
@@ -90,6 +97,16 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         return Ok(Transformed::yes(
             cast_to_variant_udf().call(vec![inner.as_ref().clone()]),
         ));
+    }
+    if spark && is_string_type(field.data_type()) && spark_prints_differently(&inner_type) {
+        // Spark's text: `2024-01-15 10:20:30`, `1.0E20`; the variant cast
+        // prints exactly that.
+        let variant = cast_to_variant_udf().call(vec![inner.as_ref().clone()]);
+        let call = variant_get_udf().call(vec![variant, lit("$"), lit("string")]);
+        return Ok(Transformed::yes(Expr::Cast(Cast::new(
+            Box::new(call),
+            field.data_type().clone(),
+        ))));
     }
     if !inner_is_variant {
         return cast_container(&expr, inner, &inner_type, field, safe, schema);
@@ -130,6 +147,27 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
         },
     ))
+}
+
+fn is_string_type(dt: &DataType) -> bool {
+    matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The types whose `CAST(x AS STRING)` text differs between Spark and Arrow:
+/// timestamps (`2024-01-15 10:20:30` in the session time zone, not
+/// `2024-01-15T10:20:30`), floating point (`1.0E20`, `Infinity`), and dates
+/// past year 9999 (`+10000-01-01`). Decimals, integers and booleans print
+/// alike.
+fn spark_prints_differently(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Timestamp(..)
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::Float16
+            | DataType::Float32
+            | DataType::Float64
+    )
 }
 
 /// Whether `dt` is an array, map or struct holding a VARIANT somewhere.
@@ -198,7 +236,7 @@ fn cast_container(
                     Expr::Cast(Cast::new(Box::new(get), t.data_type().clone()))
                 };
                 args.push(lit(t.name().as_str()));
-                args.push(rewrite_cast(cast, schema)?.data);
+                args.push(rewrite_cast(cast, schema, false)?.data);
             }
             let built = datafusion::functions::core::named_struct().call(args);
             return Ok(Transformed::yes(
