@@ -126,7 +126,9 @@ impl AsyncDB for VariantDb {
 /// This repository's folder as plans print file paths (an object store path:
 /// no leading `/`).
 fn workspace_root() -> String {
-    env!("CARGO_MANIFEST_DIR").trim_start_matches('/').to_string()
+    env!("CARGO_MANIFEST_DIR")
+        .trim_start_matches('/')
+        .to_string()
 }
 
 /// The rows of a result, rendered by DataFusion's runner code.

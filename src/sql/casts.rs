@@ -150,7 +150,10 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
 }
 
 fn is_string_type(dt: &DataType) -> bool {
-    matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    )
 }
 
 /// The types whose `CAST(x AS STRING)` text differs between Spark and Arrow:
