@@ -53,6 +53,7 @@ mod embedded_schema;
 mod footer;
 mod format;
 pub mod inspect;
+pub mod paths;
 mod pruning;
 mod scan;
 pub mod shredded_get;
@@ -78,10 +79,17 @@ use std::sync::Arc;
 
 use datafusion::catalog::TableFunction;
 
-/// The table functions of this module (`variant_shredding_schema`).
+/// The table functions of this module (`variant_shredding_schema`,
+/// `variant_paths`).
 pub fn table_functions() -> Vec<Arc<TableFunction>> {
-    vec![Arc::new(TableFunction::new(
-        inspect::VARIANT_SHREDDING_SCHEMA.to_string(),
-        Arc::new(inspect::VariantShreddingSchema),
-    ))]
+    vec![
+        Arc::new(TableFunction::new(
+            inspect::VARIANT_SHREDDING_SCHEMA.to_string(),
+            Arc::new(inspect::VariantShreddingSchema),
+        )),
+        Arc::new(TableFunction::new(
+            paths::VARIANT_PATHS.to_string(),
+            Arc::new(paths::VariantPaths),
+        )),
+    ]
 }
