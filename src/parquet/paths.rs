@@ -26,6 +26,14 @@
 //! large tables. The argument is a file, a directory or a glob (as for
 //! `variant_shredding_schema`), a Delta table's directory (its live files), or
 //! the name of a registered table over Parquet files or a Delta table.
+//!
+//! `variant_paths(t, sample => N)` (or `variant_paths(t, N)`) also reads the
+//! first `N` rows of each file whose column keeps values in its residual (an
+//! unshredded column, or a shredding that does not hold everything), and adds
+//! the paths found there that no file shreds, marked `sampled = true`: their
+//! `rows` count the sampled rows holding the path, their `type` is what
+//! `schema_of_variant_agg` would say of those rows, and their statistics are
+//! NULL.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
@@ -47,6 +55,7 @@ use parquet::schema::types::SchemaDescriptor;
 use super::inspect::{typed_value_ddl, variant_columns_of};
 use crate::fs::{self as files};
 use crate::variant::path::{PathSegment, path_to_string};
+use crate::variant::schema::{VariantSchema, merge, schema_of};
 
 /// The SQL name of the table function.
 pub const VARIANT_PATHS: &str = "variant_paths";
@@ -62,13 +71,14 @@ pub fn variant_paths_schema() -> SchemaRef {
         Field::new("path", DataType::Utf8, false),
         Field::new("type", DataType::Utf8, false),
         Field::new("files", DataType::Int64, false),
-        Field::new("row_groups", DataType::Int64, false),
+        Field::new("row_groups", DataType::Int64, true),
         Field::new("rows", DataType::Int64, false),
         Field::new("null_count", DataType::Int64, true),
         Field::new("residual_empty", DataType::Boolean, true),
         Field::new("min", DataType::Utf8, true),
         Field::new("max", DataType::Utf8, true),
-        Field::new("compressed_bytes", DataType::Int64, false),
+        Field::new("compressed_bytes", DataType::Int64, true),
+        Field::new("sampled", DataType::Boolean, false),
     ]))
 }
 
@@ -503,16 +513,175 @@ fn read_footer(path: &std::path::Path) -> Result<(Arc<ParquetMetaData>, Vec<Shre
     Ok((metadata, nodes))
 }
 
+/// One output row.
+struct OutRow {
+    column: String,
+    path: String,
+    types: String,
+    files: i64,
+    row_groups: Option<i64>,
+    rows: i64,
+    null_count: Option<i64>,
+    residual_empty: Option<bool>,
+    min: Option<String>,
+    max: Option<String>,
+    compressed_bytes: Option<i64>,
+    sampled: bool,
+}
+
+fn format_scalar(value: &ScalarValue) -> Result<String> {
+    let array = value.to_array()?;
+    let options = FormatOptions::default();
+    let formatter = ArrayFormatter::try_new(array.as_ref(), &options)?;
+    Ok(formatter.value(0).to_string())
+}
+
+impl OutRow {
+    fn of_summary(s: PathSummary) -> Result<Self> {
+        let (min, max) = match s.stats.bounds.as_ref().filter(|_| s.bounded) {
+            Some((lo, hi)) => (Some(format_scalar(lo)?), Some(format_scalar(hi)?)),
+            None => (None, None),
+        };
+        Ok(Self {
+            column: s.column,
+            path: s.path,
+            types: s.types.into_iter().collect::<Vec<_>>().join(" | "),
+            files: s.files,
+            row_groups: Some(s.stats.row_groups),
+            rows: s.stats.rows,
+            null_count: s.stats.null_count,
+            residual_empty: s.stats.residual_empty,
+            min,
+            max,
+            compressed_bytes: Some(s.stats.compressed_bytes),
+            sampled: false,
+        })
+    }
+}
+
+/// What the sampled rows of all files say of one (column, path).
+struct SampledPath {
+    schema: VariantSchema,
+    files: BTreeSet<usize>,
+    rows: i64,
+}
+
+/// Reads the first `limit` rows of `column` (a dotted path to a VARIANT
+/// column) of a Parquet file, and adds every path each row holds to `out`.
+fn sample_file(
+    path: &std::path::Path,
+    file_index: usize,
+    column: &str,
+    limit: usize,
+    out: &mut HashMap<String, SampledPath>,
+) -> Result<()> {
+    use parquet::arrow::ProjectionMask;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let name = path.display().to_string();
+    let fail = |e: &dyn std::fmt::Display| {
+        plan_datafusion_err!("{VARIANT_PATHS}: cannot sample {column} of {name}: {e}")
+    };
+    let parts: Vec<String> = column.split('.').map(str::to_string).collect();
+    let handle = File::open(path).map_err(|e| fail(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| fail(&e))?;
+    let descr = builder.metadata().file_metadata().schema_descr_ptr();
+    let leaves: Vec<usize> = descr
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.path().parts().starts_with(&parts))
+        .map(|(i, _)| i)
+        .collect();
+    let reader = builder
+        .with_projection(ProjectionMask::leaves(&descr, leaves))
+        .with_limit(limit)
+        .with_batch_size(limit.clamp(1, 8192))
+        .build()
+        .map_err(|e| fail(&e))?;
+    let mut seen = 0usize;
+    for batch in reader {
+        let batch = batch.map_err(|e| fail(&e))?;
+        let Some(mut array) = batch.column_by_name(&parts[0]).cloned() else {
+            return Err(fail(&"the column is not in the file"));
+        };
+        for p in &parts[1..] {
+            let next = array
+                .as_any()
+                .downcast_ref::<arrow::array::StructArray>()
+                .and_then(|s| s.column_by_name(p).cloned());
+            array = next.ok_or_else(|| fail(&"the column is not in the file"))?;
+        }
+        let input = crate::array::VariantInput::try_new(&array).map_err(|e| fail(&e))?;
+        for i in 0..input.len().min(limit - seen) {
+            let Some((metadata, value)) = input.get(i) else {
+                continue;
+            };
+            let v = crate::variant::validate::decode(metadata, value)
+                .map_err(|e| fail(&format!("row {}: {e}", seen + i)))?;
+            let mut row_paths = HashMap::new();
+            flatten(schema_of(&v), "$".to_string(), &mut row_paths);
+            for (p, schema) in row_paths {
+                let entry = out.entry(p).or_insert_with(|| SampledPath {
+                    schema: VariantSchema::Void,
+                    files: BTreeSet::new(),
+                    rows: 0,
+                });
+                entry.schema = merge(
+                    std::mem::replace(&mut entry.schema, VariantSchema::Void),
+                    schema,
+                );
+                entry.files.insert(file_index);
+                entry.rows += 1;
+            }
+        }
+        seen += input.len();
+        if seen >= limit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Every path of one value's schema, with the schema found there.
+fn flatten(schema: VariantSchema, path: String, out: &mut HashMap<String, VariantSchema>) {
+    match &schema {
+        VariantSchema::Object(fields) => {
+            for (k, v) in fields {
+                let step = path_to_string(&[PathSegment::Key(k.clone())]);
+                flatten(v.clone(), format!("{path}{}", &step[1..]), out);
+            }
+        }
+        VariantSchema::Array(element) if **element != VariantSchema::Void => {
+            flatten((**element).clone(), format!("{path}[*]"), out);
+        }
+        _ => {}
+    }
+    out.insert(path, schema);
+}
+
+/// The `type` of a sampled path: `OBJECT`, `ARRAY`, or the merged type.
+fn sampled_type(schema: &VariantSchema) -> String {
+    match schema {
+        VariantSchema::Object(_) => "OBJECT".to_string(),
+        VariantSchema::Array(_) => "ARRAY".to_string(),
+        other => other.to_string(),
+    }
+}
+
 impl VariantPaths {
-    /// The table for a list of Parquet files.
+    /// The table for a list of Parquet files, sampling `sample` rows of the
+    /// files whose residuals hold values (see the module docs).
     ///
     /// # Errors
     /// When a file is not readable Parquet, or holds no VARIANT column.
-    pub fn table_of_files(&self, paths: &[PathBuf]) -> Result<MemTable> {
+    pub fn table_of_files(&self, paths: &[PathBuf], sample: Option<usize>) -> Result<MemTable> {
         let mut order: Vec<PathSummary> = Vec::new();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
-        for path in paths {
+        // Per column, the sampled paths.
+        let mut sampled: Vec<(String, HashMap<String, SampledPath>)> = Vec::new();
+        for (file_index, path) in paths.iter().enumerate() {
             let (metadata, nodes) = read_footer(path)?;
+            let mut residual_columns: Vec<String> = Vec::new();
             for node in &nodes {
                 let stats = node_stats(node, &metadata).map_err(|e| {
                     plan_datafusion_err!(
@@ -522,6 +691,9 @@ impl VariantPaths {
                         path.display()
                     )
                 })?;
+                if stats.residual_empty != Some(true) && !residual_columns.contains(&node.column) {
+                    residual_columns.push(node.column.clone());
+                }
                 let key = (node.column.clone(), node.path.clone());
                 match index.get(&key) {
                     Some(&i) => order[i].add(stats),
@@ -538,6 +710,20 @@ impl VariantPaths {
                     }
                 }
             }
+            if let Some(limit) = sample.filter(|&n| n > 0) {
+                for column in residual_columns {
+                    let i = match sampled.iter().position(|(c, _)| *c == column) {
+                        Some(i) => i,
+                        None => {
+                            sampled.push((column.clone(), HashMap::new()));
+                            sampled.len() - 1
+                        }
+                    };
+                    crate::boundary::guard(VARIANT_PATHS, || {
+                        sample_file(path, file_index, &column, limit, &mut sampled[i].1)
+                    })?;
+                }
+            }
         }
         if order.is_empty() && !paths.is_empty() {
             return plan_err!(
@@ -546,53 +732,66 @@ impl VariantPaths {
                 paths[0].display()
             );
         }
-        let bound = |s: &PathSummary, hi: bool| -> Result<Option<String>> {
-            let Some((lo, high)) = s.stats.bounds.as_ref().filter(|_| s.bounded) else {
-                return Ok(None);
-            };
-            let value = if hi { high } else { lo };
-            let array = value.to_array()?;
-            let options = FormatOptions::default();
-            let formatter = ArrayFormatter::try_new(array.as_ref(), &options)?;
-            Ok(Some(formatter.value(0).to_string()))
-        };
-        let mut mins = Vec::with_capacity(order.len());
-        let mut maxes = Vec::with_capacity(order.len());
-        for s in &order {
-            mins.push(bound(s, false)?);
-            maxes.push(bound(s, true)?);
+        let mut rows = order
+            .into_iter()
+            .map(OutRow::of_summary)
+            .collect::<Result<Vec<_>>>()?;
+        for (column, found) in sampled {
+            let mut found: Vec<_> = found
+                .into_iter()
+                .filter(|(p, _)| !index.contains_key(&(column.clone(), p.clone())))
+                .collect();
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            for (path, s) in found {
+                rows.push(OutRow {
+                    column: column.clone(),
+                    path,
+                    types: sampled_type(&s.schema),
+                    files: s.files.len() as i64,
+                    row_groups: None,
+                    rows: s.rows,
+                    null_count: None,
+                    residual_empty: None,
+                    min: None,
+                    max: None,
+                    compressed_bytes: None,
+                    sampled: true,
+                });
+            }
         }
         let schema = variant_paths_schema();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(StringArray::from_iter_values(
-                order.iter().map(|s| s.column.as_str()),
+                rows.iter().map(|r| r.column.as_str()),
             )),
             Arc::new(StringArray::from_iter_values(
-                order.iter().map(|s| s.path.as_str()),
+                rows.iter().map(|r| r.path.as_str()),
             )),
-            Arc::new(StringArray::from_iter_values(order.iter().map(|s| {
-                s.types.iter().cloned().collect::<Vec<_>>().join(" | ")
-            }))),
-            Arc::new(Int64Array::from_iter_values(order.iter().map(|s| s.files))),
-            Arc::new(Int64Array::from_iter_values(
-                order.iter().map(|s| s.stats.row_groups),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.types.as_str()),
             )),
-            Arc::new(Int64Array::from_iter_values(
-                order.iter().map(|s| s.stats.rows),
-            )),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.files))),
             Arc::new(Int64Array::from(
-                order.iter().map(|s| s.stats.null_count).collect::<Vec<_>>(),
+                rows.iter().map(|r| r.row_groups).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.rows))),
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.null_count).collect::<Vec<_>>(),
             )),
             Arc::new(BooleanArray::from(
-                order
-                    .iter()
-                    .map(|s| s.stats.residual_empty)
-                    .collect::<Vec<_>>(),
+                rows.iter().map(|r| r.residual_empty).collect::<Vec<_>>(),
             )),
-            Arc::new(StringArray::from(mins)),
-            Arc::new(StringArray::from(maxes)),
-            Arc::new(Int64Array::from_iter_values(
-                order.iter().map(|s| s.stats.compressed_bytes),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.min.clone()).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.max.clone()).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.compressed_bytes).collect::<Vec<_>>(),
+            )),
+            Arc::new(BooleanArray::from(
+                rows.iter().map(|r| r.sampled).collect::<Vec<_>>(),
             )),
         ];
         let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
@@ -600,11 +799,49 @@ impl VariantPaths {
     }
 }
 
+/// The arguments: the path or table, and the optional number of rows to sample.
+fn arguments(exprs: &[datafusion::logical_expr::Expr]) -> Result<(String, Option<usize>)> {
+    use datafusion::logical_expr::Expr;
+    match exprs {
+        [path] => Ok((
+            files::path_argument(VARIANT_PATHS, std::slice::from_ref(path))?,
+            None,
+        )),
+        [path, sample] => {
+            let path = files::path_argument(VARIANT_PATHS, std::slice::from_ref(path))?;
+            let n = match sample {
+                Expr::Literal(v, _) => match v {
+                    ScalarValue::Int8(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::Int16(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::Int32(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::Int64(Some(n)) => Some(*n),
+                    ScalarValue::UInt8(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::UInt16(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::UInt32(Some(n)) => Some(i64::from(*n)),
+                    ScalarValue::UInt64(Some(n)) => i64::try_from(*n).ok(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match n.and_then(|n| usize::try_from(n).ok()) {
+                Some(n) => Ok((path, Some(n))),
+                None => plan_err!(
+                    "{VARIANT_PATHS}: sample must be a non-negative integer literal, got {sample}"
+                ),
+            }
+        }
+        _ => plan_err!(
+            "{VARIANT_PATHS} expects a path or table and an optional sample size, got {} arguments",
+            exprs.len()
+        ),
+    }
+}
+
 impl TableFunctionImpl for VariantPaths {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let arg = files::path_argument(VARIANT_PATHS, args.exprs())?;
+        let (arg, sample) = arguments(args.exprs())?;
         let paths = files_of(args.session(), &arg)?;
-        Ok(Arc::new(self.table_of_files(&paths)?))
+        Ok(Arc::new(self.table_of_files(&paths, sample)?))
     }
 }
 

@@ -62,7 +62,7 @@ impl RelationPlanner for LateralExplodePlanner {
         relation: TableFactor,
         context: &mut dyn RelationPlannerContext,
     ) -> Result<RelationPlanning> {
-        if let Some(positional) = positional_explode(&relation) {
+        if let Some(positional) = positional_arguments(&relation)? {
             return Ok(RelationPlanning::Original(Box::new(positional)));
         }
         let TableFactor::Function {
@@ -115,43 +115,89 @@ impl RelationPlanner for LateralExplodePlanner {
     }
 }
 
-/// `FROM variant_explode(input => x)` with its named argument made positional
-/// (DataFusion's table functions take positional arguments only); `None` for
-/// any other relation.
-fn positional_explode(relation: &TableFactor) -> Option<TableFactor> {
+/// The parameter names of the crate's table functions that take named
+/// arguments, in position order.
+fn table_function_parameters(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "variant_explode" | "variant_explode_outer" => Some(&["input"]),
+        "variant_paths" => Some(&["path", "sample"]),
+        _ => None,
+    }
+}
+
+/// `FROM variant_explode(input => x)` or `FROM variant_paths('t', sample => 10)`
+/// with its named arguments made positional (DataFusion's table functions take
+/// positional arguments only); `Ok(None)` for any other relation, or one
+/// without named arguments.
+fn positional_arguments(relation: &TableFactor) -> Result<Option<TableFactor>> {
     let TableFactor::Table {
         name,
         args: Some(args),
         ..
     } = relation
     else {
-        return None;
+        return Ok(None);
     };
     let lower = name.to_string().to_ascii_lowercase();
-    if lower != "variant_explode" && lower != "variant_explode_outer" {
-        return None;
-    }
-    let [
-        FunctionArg::Named {
-            name: arg_name,
-            arg,
-            ..
-        },
-    ] = args.args.as_slice()
-    else {
-        return None;
+    let Some(parameters) = table_function_parameters(&lower) else {
+        return Ok(None);
     };
-    if !arg_name.value.eq_ignore_ascii_case("input") {
-        return None;
+    if !args
+        .args
+        .iter()
+        .any(|a| matches!(a, FunctionArg::Named { .. }))
+    {
+        return Ok(None);
+    }
+    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; parameters.len()];
+    for (i, arg) in args.args.iter().enumerate() {
+        let (slot, value) = match arg {
+            FunctionArg::Unnamed(value) => (i, value),
+            FunctionArg::Named {
+                name: arg_name,
+                arg: value,
+                ..
+            } => {
+                let Some(slot) = parameters
+                    .iter()
+                    .position(|p| arg_name.value.eq_ignore_ascii_case(p))
+                else {
+                    return plan_err!(
+                        "{lower}: unknown argument '{}'; its arguments are {}",
+                        arg_name.value,
+                        parameters.join(", ")
+                    );
+                };
+                (slot, value)
+            }
+            other @ FunctionArg::ExprNamed { .. } => {
+                return plan_err!("{lower}: unsupported argument {other}");
+            }
+        };
+        match slots.get_mut(slot) {
+            Some(s @ None) => *s = Some(value.clone()),
+            Some(Some(_)) => {
+                return plan_err!("{lower}: argument '{}' is given twice", parameters[slot]);
+            }
+            None => return plan_err!("{lower}: too many arguments"),
+        }
+    }
+    let given = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    let mut positional = Vec::with_capacity(given);
+    for (slot, value) in slots.into_iter().take(given).enumerate() {
+        match value {
+            Some(v) => positional.push(FunctionArg::Unnamed(v)),
+            None => return plan_err!("{lower}: argument '{}' is missing", parameters[slot]),
+        }
     }
     let mut relation = relation.clone();
     if let TableFactor::Table {
         args: Some(args), ..
     } = &mut relation
     {
-        args.args = vec![FunctionArg::Unnamed(arg.clone())];
+        args.args = positional;
     }
-    Some(relation)
+    Ok(Some(relation))
 }
 
 /// The analyzer rule of the module docs.
