@@ -42,6 +42,11 @@ extensions_options! {
         /// after a line's JSON value (`{"a":1}{"b":2}`) an error naming file and
         /// line; `true` keeps Spark's `parse_json` rule and ignores it.
         pub ndjson_ignore_trailing_content: bool, default = false
+        /// A folder: every Parquet file scan appends the extractions it ran to
+        /// `workload.jsonl` there (one JSON line per file scan, no SQL text), so
+        /// `variant_workload` sees them across processes. Empty (the default):
+        /// the session keeps its own log only.
+        pub workload_log: String, default = String::new()
     }
 }
 

@@ -48,6 +48,7 @@ pub mod sql;
 pub mod udaf;
 pub mod udf;
 pub mod variant;
+pub mod workload;
 
 pub use boundary::{DECODER_PANIC_MESSAGE, PANIC_MESSAGE, guard};
 pub use udf::common::for_each_variant;
@@ -109,6 +110,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     #[cfg(feature = "delta")]
     table_functions.extend(delta::table_functions());
     table_functions.extend(udf::table_functions());
+    table_functions.push(Arc::new(datafusion::catalog::TableFunction::new(
+        workload::VARIANT_WORKLOAD.to_string(),
+        Arc::new(workload::VariantWorkload),
+    )));
     builder
         .table_functions()
         .get_or_insert_with(Default::default)
@@ -126,6 +131,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .is_none()
     {
         config = config.with_option_extension(config::VariantOptions::default());
+    }
+    // The session's workload log (`variant_workload`).
+    if config.get_extension::<workload::WorkloadLog>().is_none() {
+        config = config.with_extension(Arc::new(workload::WorkloadLog::default()));
     }
     *builder.config() = Some(config);
     // `v:a.b`, `v['a'][0]`, `v.a.b` before DataFusion's own field access.

@@ -399,9 +399,29 @@ impl PathSummary {
     }
 }
 
+/// The files a `function(path or table)` argument names, as the workload log
+/// keys them: absolute, symbolic links resolved.
+///
+/// # Errors
+/// When the argument names no table and no readable file.
+pub(crate) fn table_file_keys(
+    session: &dyn Session,
+    function: &str,
+    arg: &str,
+) -> Result<Vec<String>> {
+    files_of(session, function, arg)?
+        .into_iter()
+        .map(|p| {
+            std::fs::canonicalize(&p)
+                .map(|c| c.to_string_lossy().into_owned())
+                .map_err(|e| plan_datafusion_err!("{function}: {}: {e}", p.display()))
+        })
+        .collect()
+}
+
 /// The local Parquet files a `variant_paths` argument names.
-fn files_of(session: &dyn Session, arg: &str) -> Result<Vec<PathBuf>> {
-    if let Some(files) = table_files(session, arg)? {
+fn files_of(session: &dyn Session, function: &str, arg: &str) -> Result<Vec<PathBuf>> {
+    if let Some(files) = table_files(session, function, arg)? {
         return Ok(files);
     }
     #[cfg(feature = "delta")]
@@ -409,17 +429,17 @@ fn files_of(session: &dyn Session, arg: &str) -> Result<Vec<PathBuf>> {
         let dir = std::path::Path::new(arg.strip_prefix("file://").unwrap_or(arg));
         if dir.join("_delta_log").is_dir() {
             let table = crate::delta::DeltaTable::open_blocking(session, arg, None)?;
-            return delta_files(&table);
+            return delta_files(function, &table);
         }
     }
-    Ok(files::resolve(VARIANT_PATHS, arg)?
+    Ok(files::resolve(function, arg)?
         .into_iter()
         .map(|f| f.path)
         .collect())
 }
 
 #[cfg(feature = "delta")]
-fn delta_files(table: &crate::delta::DeltaTable) -> Result<Vec<PathBuf>> {
+fn delta_files(function: &str, table: &crate::delta::DeltaTable) -> Result<Vec<PathBuf>> {
     let snapshot = table.snapshot();
     snapshot
         .files
@@ -432,7 +452,7 @@ fn delta_files(table: &crate::delta::DeltaTable) -> Result<Vec<PathBuf>> {
                 .and_then(|u| u.to_file_path().ok())
                 .ok_or_else(|| {
                     plan_datafusion_err!(
-                        "{VARIANT_PATHS}: the Delta file {} is not on the local file system",
+                        "{function}: the Delta file {} is not on the local file system",
                         f.path
                     )
                 })
@@ -441,7 +461,7 @@ fn delta_files(table: &crate::delta::DeltaTable) -> Result<Vec<PathBuf>> {
 }
 
 /// The files of a registered table named `name`, if there is one.
-fn table_files(session: &dyn Session, name: &str) -> Result<Option<Vec<PathBuf>>> {
+fn table_files(session: &dyn Session, function: &str, name: &str) -> Result<Option<Vec<PathBuf>>> {
     let Some(state) = session
         .as_any()
         .downcast_ref::<datafusion::execution::SessionState>()
@@ -476,7 +496,7 @@ fn table_files(session: &dyn Session, name: &str) -> Result<Option<Vec<PathBuf>>
                 None => location,
             };
             out.extend(
-                files::resolve(VARIANT_PATHS, &pattern)?
+                files::resolve(function, &pattern)?
                     .into_iter()
                     .map(|f| f.path),
             );
@@ -485,10 +505,10 @@ fn table_files(session: &dyn Session, name: &str) -> Result<Option<Vec<PathBuf>>
     }
     #[cfg(feature = "delta")]
     if let Some(delta) = table.downcast_ref::<crate::delta::DeltaTable>() {
-        return delta_files(delta).map(Some);
+        return delta_files(function, delta).map(Some);
     }
     plan_err!(
-        "{VARIANT_PATHS}: table '{name}' is not over Parquet files or a Delta table (its paths are known only to its data)"
+        "{function}: table '{name}' is not over Parquet files or a Delta table (its paths are known only to its data)"
     )
 }
 
@@ -840,7 +860,7 @@ fn arguments(exprs: &[datafusion::logical_expr::Expr]) -> Result<(String, Option
 impl TableFunctionImpl for VariantPaths {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let (arg, sample) = arguments(args.exprs())?;
-        let paths = files_of(args.session(), &arg)?;
+        let paths = files_of(args.session(), VARIANT_PATHS, &arg)?;
         Ok(Arc::new(self.table_of_files(&paths, sample)?))
     }
 }

@@ -43,6 +43,8 @@ use super::scan::ScanMetrics;
 pub(super) struct FilePlan {
     pub(super) access: Option<ParquetAccessPlan>,
     pub(super) value_free: ValueFreeNodes,
+    /// How each extraction reads the file, for the workload log.
+    pub(super) reads: Vec<crate::workload::ExtractionRead>,
 }
 
 /// Per-file pruning, prepared once per partition.
@@ -254,6 +256,7 @@ impl FilePlanner {
                 metrics.residuals_skipped.add(1);
             }
         }
+        let reads = self.reads(metadata, file, &arrow_schema, &nodes, &access, &free);
         let pruned_any = access
             .inner()
             .iter()
@@ -261,7 +264,109 @@ impl FilePlanner {
         Ok(FilePlan {
             access: pruned_any.then_some(access),
             value_free: free,
+            reads,
         })
+    }
+
+    /// How each extraction reads a file, and the compressed bytes of the leaves
+    /// it reads in the row groups scanned.
+    fn reads(
+        &self,
+        metadata: &ParquetMetaData,
+        file: &datafusion::datasource::listing::PartitionedFile,
+        arrow_schema: &Schema,
+        nodes: &[Option<(ShreddedNode, Leaves)>],
+        access: &ParquetAccessPlan,
+        free: &ValueFreeNodes,
+    ) -> Vec<crate::workload::ExtractionRead> {
+        use crate::workload::{ExtractionRead, Outcome};
+        // A part of a file (its range split off for another partition or task)
+        // that holds no row group reads nothing.
+        if !(0..metadata.num_row_groups()).any(|r| row_group_in_range(metadata, r, file)) {
+            return Vec::new();
+        }
+        let descr = metadata.file_metadata().schema_descr();
+        let bytes_of = |leaves: &mut dyn Iterator<Item = usize>| -> u64 {
+            let leaves: Vec<usize> = leaves.collect();
+            metadata
+                .row_groups()
+                .iter()
+                .enumerate()
+                .filter(|(r, _)| access.should_scan(*r) && row_group_in_range(metadata, *r, file))
+                .map(|(_, rg)| {
+                    leaves
+                        .iter()
+                        .map(|&i| rg.column(i).compressed_size().max(0) as u64)
+                        .sum::<u64>()
+                })
+                .sum()
+        };
+        self.extractions
+            .iter()
+            .zip(nodes)
+            .map(|(e, node)| {
+                let column = e.column.name();
+                let (outcome, bytes) = match node {
+                    Some((node, leaves)) => {
+                        let residual =
+                            node.value && !free.contains(&(column.to_string(), node.node.clone()));
+                        let outcome = if residual || node.typed.is_none() {
+                            Outcome::ResidualRead
+                        } else {
+                            Outcome::Pushed
+                        };
+                        let read = leaves
+                            .typed
+                            .into_iter()
+                            .chain(leaves.value.filter(|_| residual));
+                        (outcome, bytes_of(&mut read.into_iter()))
+                    }
+                    None => {
+                        let outcome = arrow_schema
+                            .field_with_name(column)
+                            .map_or(Outcome::Unshredded, |f| {
+                                super::shredded_get::fallback_reason(f.data_type(), &e.path)
+                            });
+                        let mut all = descr
+                            .columns()
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| {
+                                c.path().parts().first().map(String::as_str) == Some(column)
+                            })
+                            .map(|(i, _)| i);
+                        (outcome, bytes_of(&mut all))
+                    }
+                };
+                ExtractionRead {
+                    column: column.to_string(),
+                    path: e.path_text.clone(),
+                    target: e.target.as_ref().map_or_else(
+                        || "variant".to_string(),
+                        crate::variant::types::SparkType::sql_name,
+                    ),
+                    outcome,
+                    bytes,
+                }
+            })
+            .collect()
+    }
+
+    /// The extractions as a file skipped unread reads them.
+    pub(super) fn skipped_reads(&self) -> Vec<crate::workload::ExtractionRead> {
+        self.extractions
+            .iter()
+            .map(|e| crate::workload::ExtractionRead {
+                column: e.column.name().to_string(),
+                path: e.path_text.clone(),
+                target: e.target.as_ref().map_or_else(
+                    || "variant".to_string(),
+                    crate::variant::types::SparkType::sql_name,
+                ),
+                outcome: crate::workload::Outcome::FileSkipped,
+                bytes: 0,
+            })
+            .collect()
     }
 
     /// Whether a file with these bounds may hold a row the filter keeps.

@@ -420,6 +420,7 @@ impl ExecutionPlan for VariantScanExec {
                         && !planner.keep_file(bounds)
                     {
                         metrics.files_pruned.add(1);
+                        log_reads(&context, &file, &planner.skipped_reads())?;
                         return Ok(Box::pin(RecordBatchStreamAdapter::new(
                             schema,
                             futures::stream::empty(),
@@ -453,8 +454,10 @@ impl ExecutionPlan for VariantScanExec {
                         FilePlan {
                             access: None,
                             value_free: ValueFreeNodes::new(),
+                            reads: Vec::new(),
                         }
                     });
+                    log_reads(&context, &file, &plan.reads)?;
                     let what = reading_files(std::slice::from_ref(&file));
                     let mut file = file;
                     if let Some(access) = plan.access {
@@ -487,6 +490,22 @@ impl ExecutionPlan for VariantScanExec {
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
+}
+
+/// Adds one file scan's extractions to the session's workload log
+/// ([`crate::workload`]), and to `variant.workload_log`'s folder when set.
+fn log_reads(
+    context: &TaskContext,
+    file: &PartitionedFile,
+    reads: &[crate::workload::ExtractionRead],
+) -> Result<()> {
+    let config = context.session_config();
+    let Some(log) = config.get_extension::<crate::workload::WorkloadLog>() else {
+        return Ok(());
+    };
+    let dir = crate::workload::log_dir(config.options());
+    let key = format!("/{}", file.object_meta.location);
+    log.record(&key, reads, dir.as_deref())
 }
 
 /// What a partition reading `files` reads, for its errors: the file, or the

@@ -224,6 +224,44 @@ pub fn resolve_path(column_type: &DataType, path: &[PathSegment]) -> Option<Shre
     (value || typed.is_some()).then_some(ShreddedNode { node, value, typed })
 }
 
+/// Why [`resolve_path`] found no node for `path`: how the extraction reads the
+/// file instead, for the workload log.
+pub fn fallback_reason(column_type: &DataType, path: &[PathSegment]) -> crate::workload::Outcome {
+    use crate::workload::Outcome;
+    let DataType::Struct(top) = column_type else {
+        return Outcome::Unshredded;
+    };
+    if !is_variant_type(column_type) || top.find("typed_value").is_none() {
+        return Outcome::Unshredded;
+    }
+    if path.is_empty() {
+        return Outcome::WholeValue;
+    }
+    let mut fields: &Fields = top;
+    for segment in path {
+        let PathSegment::Key(key) = segment else {
+            return Outcome::ArrayStep;
+        };
+        let Some((_, typed)) = fields.find("typed_value") else {
+            return Outcome::NotShredded;
+        };
+        let DataType::Struct(object) = typed.data_type() else {
+            return Outcome::NotShredded;
+        };
+        let Some((_, child)) = object.find(key) else {
+            return Outcome::NotShredded;
+        };
+        let DataType::Struct(child_fields) = child.data_type() else {
+            return Outcome::NotShredded;
+        };
+        fields = child_fields;
+    }
+    match fields.find("typed_value") {
+        Some((_, f)) if f.data_type().is_nested() => Outcome::ObjectOrArray,
+        _ => Outcome::NotShredded,
+    }
+}
+
 /// Whether a typed leaf of type `from` converts to the requested `to` exactly and
 /// infallibly, in the same order: then the leaf passes through (and its
 /// statistics can prune). Spark's casts agree with Arrow's on these.
