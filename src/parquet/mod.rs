@@ -47,6 +47,7 @@
 //! ```
 
 mod adapter;
+pub mod advice;
 mod bounds;
 pub mod commit;
 mod embedded_schema;
@@ -90,6 +91,10 @@ pub fn table_functions() -> Vec<Arc<TableFunction>> {
         Arc::new(TableFunction::new(
             paths::VARIANT_PATHS.to_string(),
             Arc::new(paths::VariantPaths),
+        )),
+        Arc::new(TableFunction::new(
+            advice::VARIANT_SHREDDING_ADVICE.to_string(),
+            Arc::new(advice::VariantShreddingAdvice),
         )),
     ]
 }

@@ -420,7 +420,7 @@ pub(crate) fn table_file_keys(
 }
 
 /// The local Parquet files a `variant_paths` argument names.
-fn files_of(session: &dyn Session, function: &str, arg: &str) -> Result<Vec<PathBuf>> {
+pub(crate) fn files_of(session: &dyn Session, function: &str, arg: &str) -> Result<Vec<PathBuf>> {
     if let Some(files) = table_files(session, function, arg)? {
         return Ok(files);
     }
@@ -513,7 +513,9 @@ fn table_files(session: &dyn Session, function: &str, name: &str) -> Result<Opti
 }
 
 /// Reads one file's footer: its row groups and shredded nodes.
-fn read_footer(path: &std::path::Path) -> Result<(Arc<ParquetMetaData>, Vec<ShreddedNode>)> {
+pub(crate) fn read_footer(
+    path: &std::path::Path,
+) -> Result<(Arc<ParquetMetaData>, Vec<ShreddedNode>)> {
     let name = path.display().to_string();
     let fail = |e: &dyn std::fmt::Display| {
         plan_datafusion_err!("{VARIANT_PATHS}: cannot read the Parquet footer of {name}: {e}")
