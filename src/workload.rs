@@ -108,6 +108,11 @@ pub struct ExtractionRead {
     pub outcome: Outcome,
     /// Compressed bytes of the leaves it read, over the row groups scanned.
     pub bytes: u64,
+    /// Compressed bytes of the whole column over the same row groups: what a
+    /// read of whole values costs.
+    pub whole_bytes: u64,
+    /// Row groups scanned whose residual `value` had to be read.
+    pub residual_row_groups: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -411,6 +416,8 @@ mod tests {
             target: "bigint".into(),
             outcome,
             bytes,
+            whole_bytes: bytes,
+            residual_row_groups: 0,
         }
     }
 

@@ -56,6 +56,7 @@ mod format;
 pub mod inspect;
 pub mod paths;
 mod pruning;
+mod report;
 mod scan;
 pub mod shredded_get;
 mod sink;

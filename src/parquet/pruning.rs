@@ -59,6 +59,14 @@ pub(super) struct FilePlanner {
     pages: Vec<(usize, PruningPredicate)>,
 }
 
+/// The requested type of an extraction as the workload log names it.
+fn target_name(e: &Extraction) -> String {
+    e.target.as_ref().map_or_else(
+        || "variant".to_string(),
+        crate::variant::types::SparkType::sql_name,
+    )
+}
+
 fn synthetic_name(k: usize) -> String {
     format!("__variant_{k}")
 }
@@ -286,14 +294,15 @@ impl FilePlanner {
             return Vec::new();
         }
         let descr = metadata.file_metadata().schema_descr();
+        let scanned: Vec<usize> = (0..metadata.num_row_groups())
+            .filter(|&r| access.should_scan(r) && row_group_in_range(metadata, r, file))
+            .collect();
         let bytes_of = |leaves: &mut dyn Iterator<Item = usize>| -> u64 {
             let leaves: Vec<usize> = leaves.collect();
-            metadata
-                .row_groups()
+            scanned
                 .iter()
-                .enumerate()
-                .filter(|(r, _)| access.should_scan(*r) && row_group_in_range(metadata, *r, file))
-                .map(|(_, rg)| {
+                .map(|&r| {
+                    let rg = metadata.row_group(r);
                     leaves
                         .iter()
                         .map(|&i| rg.column(i).compressed_size().max(0) as u64)
@@ -306,7 +315,14 @@ impl FilePlanner {
             .zip(nodes)
             .map(|(e, node)| {
                 let column = e.column.name();
-                let (outcome, bytes) = match node {
+                let mut whole = descr
+                    .columns()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.path().parts().first().map(String::as_str) == Some(column))
+                    .map(|(i, _)| i);
+                let whole_bytes = bytes_of(&mut whole);
+                let (outcome, bytes, residual_row_groups) = match node {
                     Some((node, leaves)) => {
                         let residual =
                             node.value && !free.contains(&(column.to_string(), node.node.clone()));
@@ -319,7 +335,19 @@ impl FilePlanner {
                             .typed
                             .into_iter()
                             .chain(leaves.value.filter(|_| residual));
-                        (outcome, bytes_of(&mut read.into_iter()))
+                        let residual_row_groups = if residual {
+                            scanned
+                                .iter()
+                                .filter(|&&r| !leaves.value_all_null(metadata, r))
+                                .count() as u64
+                        } else {
+                            0
+                        };
+                        (
+                            outcome,
+                            bytes_of(&mut read.into_iter()),
+                            residual_row_groups,
+                        )
                     }
                     None => {
                         let outcome = arrow_schema
@@ -327,26 +355,17 @@ impl FilePlanner {
                             .map_or(Outcome::Unshredded, |f| {
                                 super::shredded_get::fallback_reason(f.data_type(), &e.path)
                             });
-                        let mut all = descr
-                            .columns()
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| {
-                                c.path().parts().first().map(String::as_str) == Some(column)
-                            })
-                            .map(|(i, _)| i);
-                        (outcome, bytes_of(&mut all))
+                        (outcome, whole_bytes, 0)
                     }
                 };
                 ExtractionRead {
                     column: column.to_string(),
                     path: e.path_text.clone(),
-                    target: e.target.as_ref().map_or_else(
-                        || "variant".to_string(),
-                        crate::variant::types::SparkType::sql_name,
-                    ),
+                    target: target_name(e),
                     outcome,
                     bytes,
+                    whole_bytes,
+                    residual_row_groups,
                 }
             })
             .collect()
@@ -359,12 +378,11 @@ impl FilePlanner {
             .map(|e| crate::workload::ExtractionRead {
                 column: e.column.name().to_string(),
                 path: e.path_text.clone(),
-                target: e.target.as_ref().map_or_else(
-                    || "variant".to_string(),
-                    crate::variant::types::SparkType::sql_name,
-                ),
+                target: target_name(e),
                 outcome: crate::workload::Outcome::FileSkipped,
                 bytes: 0,
+                whole_bytes: 0,
+                residual_row_groups: 0,
             })
             .collect()
     }

@@ -73,6 +73,8 @@ pub(super) struct ScanMetrics {
     pub(super) pages_matched: Count,
     pub(super) rows_pruned_by_pages: Count,
     pub(super) pruning_errors: Count,
+    /// How each extraction read the files (the `extractions` metric).
+    pub(super) extractions: Arc<super::report::ExtractionReport>,
 }
 
 impl ScanMetrics {
@@ -90,6 +92,16 @@ impl ScanMetrics {
             pages_matched: c("pages_matched"),
             rows_pruned_by_pages: c("rows_pruned_by_pages"),
             pruning_errors: c("pruning_errors"),
+            extractions: {
+                let report = Arc::new(super::report::ExtractionReport::default());
+                MetricBuilder::new(metrics).with_partition(partition).build(
+                    datafusion::physical_plan::metrics::MetricValue::Custom {
+                        name: "extractions".into(),
+                        value: Arc::clone(&report) as _,
+                    },
+                );
+                report
+            },
         }
     }
 }
@@ -420,7 +432,9 @@ impl ExecutionPlan for VariantScanExec {
                         && !planner.keep_file(bounds)
                     {
                         metrics.files_pruned.add(1);
-                        log_reads(&context, &file, &planner.skipped_reads())?;
+                        let reads = planner.skipped_reads();
+                        metrics.extractions.add(&reads);
+                        log_reads(&context, &file, &reads)?;
                         return Ok(Box::pin(RecordBatchStreamAdapter::new(
                             schema,
                             futures::stream::empty(),
@@ -457,6 +471,7 @@ impl ExecutionPlan for VariantScanExec {
                             reads: Vec::new(),
                         }
                     });
+                    metrics.extractions.add(&plan.reads);
                     log_reads(&context, &file, &plan.reads)?;
                     let what = reading_files(std::slice::from_ref(&file));
                     let mut file = file;
