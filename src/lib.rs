@@ -90,6 +90,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .scalar_functions()
         .get_or_insert_with(Vec::new)
         .extend(udf::functions());
+    let reshred = parquet::reshred::variant_reshred_udf(builder.runtime_env().clone());
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .push(reshred);
     // DataFusion's coalesce, nvl, nvl2 and string functions (or those the
     // builder already holds) wrapped to take a VARIANT as Spark does.
     let functions = builder.scalar_functions().get_or_insert_with(Vec::new);

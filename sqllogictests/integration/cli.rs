@@ -368,3 +368,92 @@ fn memory_limit_spills_or_fails_clearly() {
         text(&out.stderr)
     );
 }
+
+/// `variant_reshred` killed after checking its first file (before any rename),
+/// and killed after its first rename: the table reads the same rows each time,
+/// every file is wholly old or wholly new, and a later run clears what the
+/// killed one left and finishes.
+#[test]
+fn a_reshred_killed_midway_loses_nothing() {
+    let dir = std::env::temp_dir().join(format!("df_variant_cli_reshred_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = format!("{}/", dir.display());
+    for f in 0..3 {
+        let out = cli(
+            &[
+                "-q",
+                "-c",
+                &format!(
+                    "COPY (SELECT i AS id, parse_json('{{\"a\":' || i || ',\"b\":\"s' || (i % 7) || '\",\"n\":null}}') AS v FROM generate_series({}, {}) t(i)) TO '{dir}part-{f}.parquet' OPTIONS ('variant.shredding_schema' 'STRUCT<b: STRING>')",
+                    f * 1000,
+                    f * 1000 + 999
+                ),
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let digest = || {
+        let out = cli(
+            &[
+                "-q",
+                "--format",
+                "csv",
+                "-c",
+                &format!(
+                    "SELECT count(*) AS n, sum(length(to_json(v))) AS len, min(to_json(v)) AS lo, max(to_json(v)) AS hi, sum(v:a::bigint) AS a FROM '{dir}'"
+                ),
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let shredding = || {
+        let out = cli(
+            &[
+                "-q",
+                "--format",
+                "csv",
+                "-c",
+                &format!("SELECT shredding FROM variant_shredding_schema('{dir}') ORDER BY file"),
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let before = digest();
+    let reshred = format!("SELECT variant_reshred('{dir}', 'STRUCT<a: BIGINT, b: STRING>') AS r");
+    for point in ["reshred_after_first_check", "reshred_after_first_rename"] {
+        let out = cli_env(&["-q", "-c", &reshred], &[("DF_VARIANT_FAILPOINT", point)]);
+        assert!(
+            !out.status.success(),
+            "{point}: the fault injection did not fire"
+        );
+        assert_eq!(digest(), before, "{point}");
+        let layouts = shredding();
+        for line in layouts.lines().skip(1) {
+            assert!(
+                line == "STRUCT<b: STRING>" || line == "\"STRUCT<a: BIGINT, b: STRING>\"",
+                "{point}: {layouts}"
+            );
+        }
+    }
+    let out = cli(&["-q", "-c", &reshred], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(digest(), before);
+    assert_eq!(
+        shredding(),
+        "shredding\n\"STRUCT<a: BIGINT, b: STRING>\"\n\"STRUCT<a: BIGINT, b: STRING>\"\n\"STRUCT<a: BIGINT, b: STRING>\"\n"
+    );
+    // Nothing but the three files is left.
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

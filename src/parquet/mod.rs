@@ -57,6 +57,7 @@ pub mod inspect;
 pub mod paths;
 mod pruning;
 mod report;
+pub mod reshred;
 mod scan;
 pub mod shredded_get;
 mod sink;

@@ -1,0 +1,482 @@
+//! `variant_reshred(path, schema)`: rewrites the Parquet files of a folder (or
+//! one file) with a new shredding, proves every row unchanged, and only then
+//! swaps the files in.
+//!
+//! ```sql
+//! SELECT variant_reshred('events/', 'STRUCT<commit: STRUCT<collection: STRING>, did: STRING>');
+//! -- {files: 4, rows: 1000000, bytes_before: 61234567, bytes_after: 48765432, seconds: 3.2}
+//! ```
+//!
+//! For each file, a new file is written beside it in a hidden staging folder
+//! (`.reshred-<id>/`, which table listings skip) with the new shredding,
+//! through the same writer as `COPY`. Then each new file is read back and
+//! compared with the old one, row by row in file order: every column equal, and
+//! every VARIANT column (also inside structs) equal through `to_json`, which
+//! tells a SQL NULL (NULL) from a variant null (`null`). Only when every file
+//! checks out are the new files renamed over the old ones, one atomic rename
+//! each; a file is then either wholly old or wholly new, and both hold the same
+//! rows. If anything fails, or the process is killed before the renames, the old
+//! files stay as they were (a staging folder left by a killed run is removed by
+//! the next run in that folder). It runs when the query runs (never while it is
+//! planned or explained) and returns what it did.
+//!
+//! The argument is a Parquet file, or a folder or glob of them (the location of
+//! a `CREATE EXTERNAL TABLE`); the schema is a shredding schema as
+//! `variant.shredding_schema` takes it, such as the `schema` row of
+//! `variant_shredding_advice`. Delta tables are refused (a Delta re-shred is a
+//! `remove` + `add` commit, not yet written).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StructArray};
+use arrow::datatypes::{DataType, Field, Fields};
+use datafusion::common::{Result, ScalarValue, exec_datafusion_err, plan_datafusion_err, plan_err};
+use datafusion::config::ConfigOptions;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::logical_expr::{
+    ColumnarValue, Documentation, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::array::is_variant_field;
+
+/// The SQL name of the function.
+pub const VARIANT_RESHRED: &str = "variant_reshred";
+
+/// The function described in the module docs.
+#[derive(Debug)]
+pub struct VariantReshred {
+    signature: Signature,
+    /// The session's runtime, whose file listing cache must forget the
+    /// rewritten files (DataFusion keeps a table's listing, sizes included).
+    runtime: Option<Arc<RuntimeEnv>>,
+}
+
+impl PartialEq for VariantReshred {
+    fn eq(&self, other: &Self) -> bool {
+        self.signature == other.signature
+    }
+}
+
+impl Eq for VariantReshred {}
+
+impl std::hash::Hash for VariantReshred {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.signature.hash(state);
+    }
+}
+
+impl VariantReshred {
+    /// The function for a session on `runtime`.
+    pub fn new(runtime: Option<Arc<RuntimeEnv>>) -> Self {
+        Self {
+            // Volatile: never folded into a constant while the query is planned.
+            signature: Signature::exact(vec![DataType::Utf8, DataType::Utf8], Volatility::Volatile),
+            runtime,
+        }
+    }
+}
+
+/// The function as a `ScalarUDF`, for a session on `runtime`.
+pub fn variant_reshred_udf(runtime: Option<Arc<RuntimeEnv>>) -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(VariantReshred::new(runtime)))
+}
+
+fn report_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("files", DataType::Int64, false),
+        Field::new("rows", DataType::Int64, false),
+        Field::new("bytes_before", DataType::Int64, false),
+        Field::new("bytes_after", DataType::Int64, false),
+        Field::new("seconds", DataType::Float64, false),
+    ])
+}
+
+static DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        datafusion::logical_expr::DocSection {
+            include: true,
+            label: "Variant Functions",
+            description: None,
+        },
+        "Rewrites Parquet files with a new shredding, checks every row, then swaps the files in.",
+        "variant_reshred(path, shredding_schema)",
+    )
+    .build()
+});
+
+/// What a re-shred did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReshredReport {
+    /// Files rewritten.
+    pub files: usize,
+    /// Rows checked.
+    pub rows: usize,
+    /// Bytes of the files before.
+    pub bytes_before: u64,
+    /// Bytes of the files after.
+    pub bytes_after: u64,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+/// Re-shreds `files` with the shredding schema `ddl` (see the module docs),
+/// writing and reading through a session with `options`.
+///
+/// # Errors
+/// When the schema is not a shredding schema, a file cannot be read or written,
+/// or a rewritten row differs (the old files are then untouched).
+pub fn reshred_files(
+    files: &[PathBuf],
+    ddl: &str,
+    options: &ConfigOptions,
+) -> Result<ReshredReport> {
+    crate::shredding::typed_value_from_ddl(ddl)
+        .map_err(|e| plan_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    if files.is_empty() {
+        return plan_err!("{VARIANT_RESHRED}: no Parquet file to rewrite");
+    }
+    let start = Instant::now();
+    let mut config = SessionConfig::from(options.clone())
+        .with_target_partitions(1)
+        // A session's options say its catalog exists; this session needs its own.
+        .with_create_default_catalog_and_schema(true);
+    // Whole values are read; the pushdown is not needed to copy a file.
+    config.options_mut().set("variant.pushdown", "false")?;
+    config.options_mut().set("variant.workload_log", "")?;
+    let ctx = crate::variant_context_with_config(config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| exec_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    let id = format!(
+        ".reshred-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
+    let mut report = ReshredReport {
+        files: files.len(),
+        rows: 0,
+        bytes_before: 0,
+        bytes_after: 0,
+        seconds: 0.0,
+    };
+    // What killed runs left in these folders (never renamed in) goes first.
+    let mut dirs: Vec<&Path> = files
+        .iter()
+        .map(|f| f.parent().unwrap_or(Path::new(".")))
+        .collect();
+    dirs.dedup();
+    for dir in dirs {
+        clear_leftovers(dir);
+    }
+    let result = (|| -> Result<()> {
+        for old in files {
+            let dir = old.parent().unwrap_or(Path::new("."));
+            let staging = dir.join(&id);
+            std::fs::create_dir_all(&staging).map_err(|e| io_error(&staging, &e))?;
+            let new = staging.join(old.file_name().unwrap_or_default());
+            let sql = format!(
+                "COPY (SELECT * FROM {}) TO {} STORED AS PARQUET OPTIONS ('variant.shredding' 'auto', 'variant.shredding_schema' {})",
+                quote(old),
+                quote(&new),
+                quote_str(ddl)
+            );
+            runtime.block_on(async { ctx.sql(&sql).await?.collect().await })?;
+            report.rows += runtime.block_on(check_same_rows(&ctx, old, &new))?;
+            report.bytes_before += std::fs::metadata(old).map_err(|e| io_error(old, &e))?.len();
+            report.bytes_after += std::fs::metadata(&new)
+                .map_err(|e| io_error(&new, &e))?
+                .len();
+            staged.push((new, old.clone()));
+            if failpoint("reshred_after_first_check") {
+                std::process::abort();
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for (new, _) in &staged {
+            if let Some(dir) = new.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        for old in files {
+            let _ = std::fs::remove_dir_all(old.parent().unwrap_or(Path::new(".")).join(&id));
+        }
+        return Err(e);
+    }
+    // Every file checked: swap them in, one atomic rename each.
+    for (new, old) in &staged {
+        std::fs::rename(new, old).map_err(|e| io_error(old, &e))?;
+        if failpoint("reshred_after_first_rename") {
+            std::process::abort();
+        }
+    }
+    for (new, _) in &staged {
+        if let Some(dir) = new.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The crash tests' fault injection ([`super::commit::FAILPOINT_ENV`]): abort
+/// the process, as `kill -9` would, at the named point.
+fn failpoint(name: &str) -> bool {
+    std::env::var(super::commit::FAILPOINT_ENV).is_ok_and(|v| v == name)
+}
+
+/// Removes staging folders that a killed run left in `dir` (their files were
+/// never renamed in).
+fn clear_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with(".reshred-") && e.path().is_dir() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> datafusion::error::DataFusionError {
+    exec_datafusion_err!("{VARIANT_RESHRED}: {}: {e}", path.display())
+}
+
+fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn quote(p: &Path) -> String {
+    quote_str(&p.to_string_lossy())
+}
+
+/// Whether a field holds a VARIANT anywhere.
+fn holds_variant(f: &Field) -> bool {
+    is_variant_field(f)
+        || match f.data_type() {
+            DataType::Struct(children) => children.iter().any(|c| holds_variant(c)),
+            DataType::List(e) | DataType::LargeList(e) | DataType::FixedSizeList(e, _) => {
+                holds_variant(e)
+            }
+            DataType::Map(e, _) => holds_variant(e),
+            _ => false,
+        }
+}
+
+/// Reads both files in file order and compares every row; the number of rows.
+async fn check_same_rows(ctx: &SessionContext, old: &Path, new: &Path) -> Result<usize> {
+    let read = |path: &Path| {
+        let path = path.to_path_buf();
+        async move {
+            let df = ctx.sql(&format!("SELECT * FROM {}", quote(&path))).await?;
+            let projection: Vec<String> = df
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| {
+                    let name = format!("\"{}\"", f.name().replace('"', "\"\""));
+                    if holds_variant(f) {
+                        format!("to_json({name}) AS {name}")
+                    } else {
+                        name
+                    }
+                })
+                .collect();
+            let sql = format!("SELECT {} FROM {}", projection.join(", "), quote(&path));
+            let batches = ctx.sql(&sql).await?.collect().await?;
+            Ok::<_, datafusion::error::DataFusionError>(batches)
+        }
+    };
+    let before = read(old).await?;
+    let after = read(new).await?;
+    let columns = |batches: &[RecordBatch]| -> Result<Vec<ArrayRef>> {
+        let Some(first) = batches.first() else {
+            return Ok(Vec::new());
+        };
+        (0..first.num_columns())
+            .map(|i| {
+                let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+                Ok(arrow::compute::concat(&parts)?)
+            })
+            .collect()
+    };
+    let (a, b) = (columns(&before)?, columns(&after)?);
+    let rows = a.first().map_or(0, |c| Array::len(c.as_ref()));
+    if a.len() != b.len() || b.first().map_or(0, |c| Array::len(c.as_ref())) != rows {
+        return plan_err!(
+            "{VARIANT_RESHRED}: the rewrite of {} does not have the same columns and rows; the old file is kept",
+            old.display()
+        );
+    }
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        if x.as_ref() != y.as_ref() {
+            let name = before[0].schema().field(i).name().clone();
+            let row = (0..rows)
+                .find(|&r| x.slice(r, 1).as_ref() != y.slice(r, 1).as_ref())
+                .unwrap_or(0);
+            return plan_err!(
+                "{VARIANT_RESHRED}: the rewrite of {} differs in column {name} at row {row}; the old file is kept",
+                old.display()
+            );
+        }
+    }
+    Ok(rows)
+}
+
+impl ScalarUDFImpl for VariantReshred {
+    fn name(&self) -> &'static str {
+        VARIANT_RESHRED
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Struct(report_fields()))
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&DOC)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let text = |i: usize| -> Result<String> {
+            match &args.args[i] {
+                ColumnarValue::Scalar(s) => match s.try_as_str() {
+                    Some(Some(t)) => Ok(t.to_string()),
+                    _ => plan_err!("{VARIANT_RESHRED}: argument {} must not be NULL", i + 1),
+                },
+                ColumnarValue::Array(_) => {
+                    plan_err!("{VARIANT_RESHRED}: argument {} must be a literal", i + 1)
+                }
+            }
+        };
+        let (path, ddl) = (text(0)?, text(1)?);
+        if args.number_rows != 1 {
+            return plan_err!(
+                "{VARIANT_RESHRED}: call it once, on its own (SELECT {VARIANT_RESHRED}(...)), not over the {} rows of a table",
+                args.number_rows
+            );
+        }
+        let options = Arc::clone(&args.config_options);
+        // The work blocks (it runs queries of its own): on a thread of its own.
+        let report = std::thread::scope(|s| {
+            s.spawn(|| {
+                let files = local_files(&path)?;
+                let report = reshred_files(&files, &ddl, &options)?;
+                // The session's tables listed the old files (sizes included).
+                if let Some(cache) = self
+                    .runtime
+                    .as_ref()
+                    .and_then(|r| r.cache_manager.get_list_files_cache())
+                {
+                    cache.clear();
+                }
+                Ok::<_, datafusion::error::DataFusionError>(report)
+            })
+            .join()
+            .map_err(|_| exec_datafusion_err!("{VARIANT_RESHRED}: the rewrite panicked"))
+        })??;
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![report.files as i64])),
+            Arc::new(Int64Array::from(vec![report.rows as i64])),
+            Arc::new(Int64Array::from(vec![report.bytes_before as i64])),
+            Arc::new(Int64Array::from(vec![report.bytes_after as i64])),
+            Arc::new(Float64Array::from(vec![report.seconds])),
+        ];
+        let row = StructArray::try_new(report_fields(), columns, None)?;
+        let value = ScalarValue::Struct(Arc::new(row));
+        Ok(ColumnarValue::Scalar(value))
+    }
+}
+
+/// The Parquet files a path names (a Delta table's folder is refused).
+fn local_files(path: &str) -> Result<Vec<PathBuf>> {
+    let local = Path::new(path.strip_prefix("file://").unwrap_or(path));
+    if local.join("_delta_log").is_dir() {
+        return plan_err!(
+            "{VARIANT_RESHRED}: {path} is a Delta table; re-shredding Delta tables (a remove + add commit) is not supported yet"
+        );
+    }
+    Ok(crate::fs::resolve(VARIANT_RESHRED, path)?
+        .into_iter()
+        .map(|f| f.path)
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rewrite_keeps_every_row_and_changes_the_shredding() {
+        let dir = std::env::temp_dir().join(format!("df_variant_reshred_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.parquet");
+        let ctx = crate::variant_context();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            ctx.sql(&format!(
+                "COPY (SELECT id, parse_json(j) AS v FROM (VALUES (1, '{{\"a\":1,\"b\":null}}'), (2, NULL)) t(id, j)) TO '{}'",
+                file.display()
+            ))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        });
+        let options = ctx.state().config().options().as_ref().clone();
+        // A session's options say its default catalog exists already.
+        assert!(!options.catalog.create_default_catalog_and_schema);
+        let report =
+            reshred_files(std::slice::from_ref(&file), "STRUCT<a: BIGINT>", &options).unwrap();
+        assert_eq!((report.files, report.rows), (1, 2));
+        let (_, nodes) = super::super::paths::read_footer(&file).unwrap();
+        assert!(
+            nodes
+                .iter()
+                .any(|n| n.path == "$.a" && n.typed_leaf.is_some())
+        );
+        // A rewrite that differs is caught, naming the column and the row.
+        let other = dir.join("other.parquet");
+        rt.block_on(async {
+            ctx.sql(&format!(
+                "COPY (SELECT id, parse_json(j) AS v FROM (VALUES (1, '{{\"a\":1,\"b\":null}}'), (2, 'null')) t(id, j)) TO '{}'",
+                other.display()
+            ))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        });
+        let err = rt
+            .block_on(check_same_rows(&ctx, &file, &other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("differs in column v at row 1"), "{err}");
+        std::fs::remove_file(&other).unwrap();
+        // Nothing is left beside the file.
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
