@@ -58,7 +58,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", type=Path, default=Path("/tmp/df_variant_advice"))
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--bin", "df-variant"], cwd=jb.ROOT, check=True)
+    # As jsonbench.py builds it (same features, so one build serves both).
+    subprocess.run(["cargo", "build", "--release", "--bin", "df-variant", "--example", "json_text"],
+                   cwd=jb.ROOT, check=True)
     work = a.work
     work.mkdir(parents=True, exist_ok=True)
     ndjson = work / "bluesky.ndjson"
