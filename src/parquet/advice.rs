@@ -38,7 +38,6 @@
 //! session unless `variant.workload_log` is set).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -48,15 +47,13 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{Result, plan_datafusion_err, plan_err};
 use datafusion::datasource::MemTable;
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet_variant::Variant;
 
 use super::inspect::typed_value_ddl;
-use super::paths::{ShreddedNode, files_of, read_footer};
-use crate::array::{VariantColumnBuilder, VariantInput};
+use super::paths::{ShreddedNode, files_of, for_each_sampled_row, read_footer};
+use crate::array::VariantColumnBuilder;
 use crate::shredding::{shred, typed_value_from_ddl};
 use crate::variant::path::{PathSegment, parse_path, path_to_string};
 use crate::variant::schema::{VariantSchema, merge, schema_of};
@@ -147,7 +144,6 @@ fn walk(v: &Variant<'_, '_>, keys: &mut Vec<String>, seen: &mut HashMap<Vec<Stri
 
 /// Reads up to `limit` rows of `column` from each of the first files.
 fn sample(files: &[PathBuf], column: &str, limit: usize) -> Result<Sample> {
-    let parts: Vec<String> = column.split('.').map(str::to_string).collect();
     let mut out = Sample {
         rows: 0,
         paths: HashMap::new(),
@@ -155,56 +151,20 @@ fn sample(files: &[PathBuf], column: &str, limit: usize) -> Result<Sample> {
     };
     let mut builder = VariantColumnBuilder::new(limit);
     for path in files.iter().take(SAMPLED_FILES) {
-        let name = path.display().to_string();
-        let fail = |e: &dyn std::fmt::Display| {
-            plan_datafusion_err!(
-                "{VARIANT_SHREDDING_ADVICE}: cannot sample {column} of {name}: {e}"
-            )
-        };
-        let handle = File::open(path).map_err(|e| fail(&e))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| fail(&e))?;
-        let descr = reader.metadata().file_metadata().schema_descr_ptr();
-        let leaves: Vec<usize> = descr
-            .columns()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.path().parts().starts_with(&parts))
-            .map(|(i, _)| i)
-            .collect();
-        if leaves.is_empty() {
-            continue;
-        }
-        let reader = reader
-            .with_projection(ProjectionMask::leaves(&descr, leaves))
-            .with_limit(limit)
-            .with_batch_size(limit.clamp(1, 8192))
-            .build()
-            .map_err(|e| fail(&e))?;
-        for batch in reader {
-            let batch = batch.map_err(|e| fail(&e))?;
-            let mut array = batch
-                .column_by_name(&parts[0])
-                .cloned()
-                .ok_or_else(|| fail(&"the column is not in the file"))?;
-            for p in &parts[1..] {
-                let next = array
-                    .as_any()
-                    .downcast_ref::<StructArray>()
-                    .and_then(|s| s.column_by_name(p).cloned());
-                array = next.ok_or_else(|| fail(&"the column is not in the file"))?;
-            }
-            let input = VariantInput::try_new(&array).map_err(|e| fail(&e))?;
-            for i in 0..input.len() {
-                let Some((metadata, value)) = input.get(i) else {
-                    continue;
-                };
+        for_each_sampled_row(
+            VARIANT_SHREDDING_ADVICE,
+            path,
+            column,
+            limit,
+            |i, metadata, value| {
                 let v = crate::variant::validate::decode(metadata, value)
-                    .map_err(|e| fail(&format!("row {i}: {e}")))?;
+                    .map_err(|e| plan_datafusion_err!("row {i}: {e}"))?;
                 out.rows += 1;
                 walk(&v, &mut Vec::new(), &mut out.paths);
                 builder.append(metadata, value);
-            }
-        }
+                Ok(())
+            },
+        )?;
     }
     out.column = builder.finish();
     Ok(out)

@@ -589,19 +589,21 @@ struct SampledPath {
 }
 
 /// Reads the first `limit` rows of `column` (a dotted path to a VARIANT
-/// column) of a Parquet file, and adds every path each row holds to `out`.
-fn sample_file(
+/// column) of a Parquet file, reassembled from its shredding, and calls `row`
+/// with each row's number and bytes (SQL NULL rows are skipped). Errors name
+/// `function`, the column and the file.
+pub(crate) fn for_each_sampled_row(
+    function: &str,
     path: &std::path::Path,
-    file_index: usize,
     column: &str,
     limit: usize,
-    out: &mut HashMap<String, SampledPath>,
+    mut row: impl FnMut(usize, &[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     use parquet::arrow::ProjectionMask;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let name = path.display().to_string();
     let fail = |e: &dyn std::fmt::Display| {
-        plan_datafusion_err!("{VARIANT_PATHS}: cannot sample {column} of {name}: {e}")
+        plan_datafusion_err!("{function}: cannot sample {column} of {name}: {e}")
     };
     let parts: Vec<String> = column.split('.').map(str::to_string).collect();
     let handle = File::open(path).map_err(|e| fail(&e))?;
@@ -614,6 +616,9 @@ fn sample_file(
         .filter(|(_, c)| c.path().parts().starts_with(&parts))
         .map(|(i, _)| i)
         .collect();
+    if leaves.is_empty() {
+        return Err(fail(&"the column is not in the file"));
+    }
     let reader = builder
         .with_projection(ProjectionMask::leaves(&descr, leaves))
         .with_limit(limit)
@@ -635,25 +640,8 @@ fn sample_file(
         }
         let input = crate::array::VariantInput::try_new(&array).map_err(|e| fail(&e))?;
         for i in 0..input.len().min(limit - seen) {
-            let Some((metadata, value)) = input.get(i) else {
-                continue;
-            };
-            let v = crate::variant::validate::decode(metadata, value)
-                .map_err(|e| fail(&format!("row {}: {e}", seen + i)))?;
-            let mut row_paths = HashMap::new();
-            flatten(schema_of(&v), "$".to_string(), &mut row_paths);
-            for (p, schema) in row_paths {
-                let entry = out.entry(p).or_insert_with(|| SampledPath {
-                    schema: VariantSchema::Void,
-                    files: BTreeSet::new(),
-                    rows: 0,
-                });
-                entry.schema = merge(
-                    std::mem::replace(&mut entry.schema, VariantSchema::Void),
-                    schema,
-                );
-                entry.files.insert(file_index);
-                entry.rows += 1;
+            if let Some((metadata, value)) = input.get(i) {
+                row(seen + i, metadata, value).map_err(|e| fail(&e))?;
             }
         }
         seen += input.len();
@@ -662,6 +650,37 @@ fn sample_file(
         }
     }
     Ok(())
+}
+
+/// Adds every path each of the first `limit` rows of `column` of a file holds
+/// to `out`.
+fn sample_file(
+    path: &std::path::Path,
+    file_index: usize,
+    column: &str,
+    limit: usize,
+    out: &mut HashMap<String, SampledPath>,
+) -> Result<()> {
+    for_each_sampled_row(VARIANT_PATHS, path, column, limit, |i, metadata, value| {
+        let v = crate::variant::validate::decode(metadata, value)
+            .map_err(|e| plan_datafusion_err!("row {i}: {e}"))?;
+        let mut row_paths = HashMap::new();
+        flatten(schema_of(&v), "$".to_string(), &mut row_paths);
+        for (p, schema) in row_paths {
+            let entry = out.entry(p).or_insert_with(|| SampledPath {
+                schema: VariantSchema::Void,
+                files: BTreeSet::new(),
+                rows: 0,
+            });
+            entry.schema = merge(
+                std::mem::replace(&mut entry.schema, VariantSchema::Void),
+                schema,
+            );
+            entry.files.insert(file_index);
+            entry.rows += 1;
+        }
+        Ok(())
+    })
 }
 
 /// Every path of one value's schema, with the schema found there.
