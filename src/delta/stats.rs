@@ -322,21 +322,17 @@ fn shredded_leaves(
     out
 }
 
-/// A bounds-worthy type: exact order, no NaN.
+/// A bounds-worthy type: exact order, no NaN, and a value the stats JSON
+/// writes exactly (no decimals, microsecond timestamps only).
 fn bound_type(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Boolean
-            | DataType::Utf8
-            | DataType::Utf8View
-            | DataType::LargeUtf8
-            | DataType::Date32
-            | DataType::Timestamp(TimeUnit::Microsecond, _)
-    )
+    crate::parquet::paths::exact_order(t)
+        && !matches!(
+            t,
+            DataType::Decimal32(..)
+                | DataType::Decimal64(..)
+                | DataType::Decimal128(..)
+                | DataType::Timestamp(TimeUnit::Nanosecond, _)
+        )
 }
 
 /// The overall (min, max) of a leaf over all row groups, if exact and complete.

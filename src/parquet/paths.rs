@@ -227,7 +227,7 @@ impl Walker<'_> {
 }
 
 /// A type whose Parquet statistics order matches its values' (no NaN).
-fn exact_order(t: &DataType) -> bool {
+pub(crate) fn exact_order(t: &DataType) -> bool {
     matches!(
         t,
         DataType::Int8
