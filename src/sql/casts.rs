@@ -370,7 +370,8 @@ fn convert_mixed(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             return Err(data_diff_types(func, other));
         }
         for (arg, t) in args.into_iter().zip(&types) {
-            if !is_variant_type(t) && t != &DataType::Null {
+            // A NULL too: a SQL NULL of type VARIANT, so that every value has one type.
+            if !is_variant_type(t) {
                 *arg = cast_to_variant_udf().call(vec![arg.clone()]);
             }
         }

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::{Result, plan_err};
+use datafusion::common::{Result, ScalarValue, plan_err};
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
@@ -46,6 +46,9 @@ pub struct VariantCoercing {
     signature: Signature,
     /// Arguments before this index are not values (`nvl2`'s test).
     first_value: usize,
+    /// The result holds the values (`make_array`): its type is the wrapped
+    /// function's over VARIANT values. Otherwise it is one of them: VARIANT.
+    holds_values: bool,
 }
 
 impl VariantCoercing {
@@ -56,6 +59,16 @@ impl VariantCoercing {
             inner,
             signature,
             first_value,
+            holds_values: false,
+        }
+    }
+
+    /// Wraps `inner`, whose result holds its values (`make_array`, Spark's
+    /// `array`): a VARIANT among strings makes an `ARRAY<VARIANT>`.
+    pub fn holding_values(inner: Arc<ScalarUDF>) -> Self {
+        Self {
+            holds_values: true,
+            ..Self::new(inner, 0)
         }
     }
 
@@ -132,6 +145,20 @@ impl ScalarUDFImpl for VariantCoercing {
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         if self.with_variant(arg_types)? {
+            if self.holds_values {
+                let types: Vec<DataType> = arg_types
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if i >= self.first_value {
+                            variant_data_type()
+                        } else {
+                            t.clone()
+                        }
+                    })
+                    .collect();
+                return self.inner.return_type(&types);
+            }
             return Ok(variant_data_type());
         }
         self.inner.return_type(arg_types)
@@ -144,6 +171,26 @@ impl ScalarUDFImpl for VariantCoercing {
             .map(|f| f.data_type().clone())
             .collect();
         if self.with_variant(&types)? {
+            if self.holds_values {
+                // As the analyzer rule leaves the call: every value a VARIANT.
+                let fields: Vec<FieldRef> = args
+                    .arg_fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        if i >= self.first_value {
+                            variant_field(f.name(), f.is_nullable())
+                        } else {
+                            Arc::clone(f)
+                        }
+                    })
+                    .collect();
+                let scalars: Vec<Option<&ScalarValue>> = vec![None; fields.len()];
+                return self.inner.return_field_from_args(ReturnFieldArgs {
+                    arg_fields: &fields,
+                    scalar_arguments: &scalars,
+                });
+            }
             return Ok(variant_field(self.name(), true));
         }
         self.inner.return_field_from_args(args)
@@ -185,7 +232,8 @@ impl ScalarUDFImpl for VariantCoercing {
     }
 }
 
-/// The wrapped `coalesce`, `nvl` (alias `ifnull`) and `nvl2`, and the string
+/// The wrapped `coalesce`, `nvl` (alias `ifnull`), `nvl2` and `make_array`
+/// (and, where datafusion-spark is registered, Spark's `if` and `array`), and the string
 /// functions listed below, each wrapping the function `lookup`
 /// finds under its name (datafusion-spark's `concat` or `length` in Spark
 /// mode), else DataFusion's. A function that is already a wrapper is left out.
@@ -203,6 +251,22 @@ pub fn coercing_functions_over(
         .filter_map(|(f, first)| {
             current(f).map(|f| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, first))))
         });
+    // Spark's `if(cond, a, b)` and `array(...)`, where datafusion-spark is
+    // registered; DataFusion's `make_array` always.
+    let spark = |name: &str| {
+        lookup(name).filter(|f| {
+            let inner: &dyn std::any::Any = f.inner().as_ref();
+            !inner.is::<VariantCoercing>()
+        })
+    };
+    let values = values
+        .chain(spark("if").map(|f| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::new(f, 1)))))
+        .chain(
+            current(datafusion::functions_nested::make_array::make_array_udf())
+                .into_iter()
+                .chain(spark("array"))
+                .map(|f| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::holding_values(f)))),
+        );
     let strings = string_function_defaults().into_iter().filter_map(|f| {
         current(f).map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))))
     });
