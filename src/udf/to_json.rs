@@ -235,6 +235,63 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
                 })
                 .collect()
         }
+        DataType::Timestamp(unit, zone) => {
+            use arrow::datatypes::TimeUnit;
+            let values: Vec<Option<i64>> = match unit {
+                TimeUnit::Second => array
+                    .as_primitive::<arrow::datatypes::TimestampSecondType>()
+                    .iter()
+                    .map(|v| v.and_then(|v| v.checked_mul(1_000_000)))
+                    .collect(),
+                TimeUnit::Millisecond => array
+                    .as_primitive::<arrow::datatypes::TimestampMillisecondType>()
+                    .iter()
+                    .map(|v| v.and_then(|v| v.checked_mul(1_000)))
+                    .collect(),
+                TimeUnit::Microsecond => array
+                    .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                    .iter()
+                    .collect(),
+                TimeUnit::Nanosecond => array
+                    .as_primitive::<arrow::datatypes::TimestampNanosecondType>()
+                    .iter()
+                    .map(|v| v.map(|v| v.div_euclid(1_000)))
+                    .collect(),
+            };
+            values
+                .into_iter()
+                .map(|v| v.and_then(|micros| json_timestamp(micros, zone.is_some(), tz)))
+                .collect()
+        }
         _ => leaf_json(array, tz)?,
     })
+}
+
+/// A TIMESTAMP (with a zone: `with_zone`) or TIMESTAMP_NTZ field as Spark's
+/// JSON writer prints it by default (`yyyy-MM-dd'T'HH:mm:ss[.SSS]XXX`):
+/// `"2024-01-01T00:00:00.000Z"`, `"2024-01-01T02:00:00.000+02:00"` in the
+/// session time zone; without a zone `"2024-01-01T00:00:00.000"`.
+fn json_timestamp(micros: i64, with_zone: bool, tz: &SessionTz) -> Option<String> {
+    let utc = chrono::DateTime::from_timestamp_micros(micros)?.naive_utc();
+    let (local, offset) = if with_zone {
+        let offset = tz.offset_at_utc(&utc);
+        (
+            utc.checked_add_offset(offset)?,
+            Some(offset.local_minus_utc()),
+        )
+    } else {
+        (utc, None)
+    };
+    let mut out = format!("\"{}", local.format("%Y-%m-%dT%H:%M:%S%.3f"));
+    match offset {
+        None => {}
+        Some(0) => out.push('Z'),
+        Some(secs) => {
+            let abs = secs.unsigned_abs();
+            out.push(if secs < 0 { '-' } else { '+' });
+            out.push_str(&format!("{:02}:{:02}", abs / 3600, abs / 60 % 60));
+        }
+    }
+    out.push('"');
+    Some(out)
 }
