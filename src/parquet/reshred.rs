@@ -159,7 +159,6 @@ pub fn reshred_files(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     );
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
     let mut report = ReshredReport {
         files: files.len(),
         rows: 0,
@@ -172,14 +171,20 @@ pub fn reshred_files(
         .iter()
         .map(|f| f.parent().unwrap_or(Path::new(".")))
         .collect();
+    dirs.sort();
     dirs.dedup();
-    for dir in dirs {
+    for dir in &dirs {
         clear_leftovers(dir);
     }
+    let remove_staging = || {
+        for dir in &dirs {
+            let _ = std::fs::remove_dir_all(dir.join(&id));
+        }
+    };
+    let mut staged: Vec<(PathBuf, &PathBuf)> = Vec::with_capacity(files.len());
     let result = (|| -> Result<()> {
         for old in files {
-            let dir = old.parent().unwrap_or(Path::new("."));
-            let staging = dir.join(&id);
+            let staging = old.parent().unwrap_or(Path::new(".")).join(&id);
             std::fs::create_dir_all(&staging).map_err(|e| io_error(&staging, &e))?;
             let new = staging.join(old.file_name().unwrap_or_default());
             let sql = format!(
@@ -194,7 +199,7 @@ pub fn reshred_files(
             report.bytes_after += std::fs::metadata(&new)
                 .map_err(|e| io_error(&new, &e))?
                 .len();
-            staged.push((new, old.clone()));
+            staged.push((new, old));
             if failpoint("reshred_after_first_check") {
                 std::process::abort();
             }
@@ -202,14 +207,7 @@ pub fn reshred_files(
         Ok(())
     })();
     if let Err(e) = result {
-        for (new, _) in &staged {
-            if let Some(dir) = new.parent() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
-        for old in files {
-            let _ = std::fs::remove_dir_all(old.parent().unwrap_or(Path::new(".")).join(&id));
-        }
+        remove_staging();
         return Err(e);
     }
     // Every file checked: swap them in, one atomic rename each.
@@ -219,11 +217,7 @@ pub fn reshred_files(
             std::process::abort();
         }
     }
-    for (new, _) in &staged {
-        if let Some(dir) = new.parent() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
+    remove_staging();
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -37,6 +37,20 @@ pub fn data_diff_types(func: &str, other: &DataType) -> datafusion::common::Data
     )
 }
 
+/// The argument types the wrapped function's own signature coerces `types` to.
+fn coerce_with(inner: &ScalarUDF, types: Vec<DataType>) -> Result<Vec<DataType>> {
+    let fields: Vec<FieldRef> = types
+        .into_iter()
+        .map(|t| Arc::new(arrow::datatypes::Field::new("f", t, true)))
+        .collect();
+    Ok(
+        datafusion::logical_expr::type_coercion::functions::fields_with_udf(&fields, inner)?
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect(),
+    )
+}
+
 /// A DataFusion function whose value arguments may mix VARIANT and STRING.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct VariantCoercing {
@@ -128,19 +142,7 @@ impl ScalarUDFImpl for VariantCoercing {
         if self.with_variant(arg_types)? {
             return Ok(arg_types.to_vec());
         }
-        let fields: Vec<FieldRef> = arg_types
-            .iter()
-            .map(|t| Arc::new(arrow::datatypes::Field::new("f", t.clone(), true)))
-            .collect();
-        Ok(
-            datafusion::logical_expr::type_coercion::functions::fields_with_udf(
-                &fields,
-                self.inner.as_ref(),
-            )?
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect(),
-        )
+        coerce_with(&self.inner, arg_types.to_vec())
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
@@ -338,18 +340,7 @@ impl ScalarUDFImpl for VariantAsString {
     }
 
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        let fields: Vec<FieldRef> = Self::as_strings(arg_types)
-            .into_iter()
-            .map(|t| Arc::new(arrow::datatypes::Field::new("f", t, true)))
-            .collect();
-        let coerced: Vec<DataType> =
-            datafusion::logical_expr::type_coercion::functions::fields_with_udf(
-                &fields,
-                self.inner.as_ref(),
-            )?
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect();
+        let coerced = coerce_with(&self.inner, Self::as_strings(arg_types))?;
         // A VARIANT argument stays one until the analyzer converts it.
         Ok(arg_types
             .iter()

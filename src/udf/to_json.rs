@@ -135,36 +135,7 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
     Ok(match array.data_type() {
         t if crate::array::is_variant_type(t) => leaf_json(array, tz)?,
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => {
-            let (values, ranges): (ArrayRef, Vec<(usize, usize)>) = match array.data_type() {
-                DataType::List(_) => {
-                    let l = array.as_list::<i32>();
-                    let o = l.value_offsets();
-                    (
-                        Arc::clone(l.values()),
-                        (0..l.len())
-                            .map(|i| (o[i] as usize, o[i + 1] as usize))
-                            .collect(),
-                    )
-                }
-                DataType::LargeList(_) => {
-                    let l = array.as_list::<i64>();
-                    let o = l.value_offsets();
-                    (
-                        Arc::clone(l.values()),
-                        (0..l.len())
-                            .map(|i| (o[i] as usize, o[i + 1] as usize))
-                            .collect(),
-                    )
-                }
-                _ => {
-                    let l = array.as_fixed_size_list();
-                    let n = l.value_length() as usize;
-                    (
-                        Arc::clone(l.values()),
-                        (0..l.len()).map(|i| (i * n, (i + 1) * n)).collect(),
-                    )
-                }
-            };
+            let (values, ranges) = list_ranges(array);
             let elements = container_json(&values, tz)?;
             ranges
                 .into_iter()
@@ -235,36 +206,47 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
                 })
                 .collect()
         }
-        DataType::Timestamp(unit, zone) => {
-            use arrow::datatypes::TimeUnit;
-            let values: Vec<Option<i64>> = match unit {
-                TimeUnit::Second => array
-                    .as_primitive::<arrow::datatypes::TimestampSecondType>()
-                    .iter()
-                    .map(|v| v.and_then(|v| v.checked_mul(1_000_000)))
-                    .collect(),
-                TimeUnit::Millisecond => array
-                    .as_primitive::<arrow::datatypes::TimestampMillisecondType>()
-                    .iter()
-                    .map(|v| v.and_then(|v| v.checked_mul(1_000)))
-                    .collect(),
-                TimeUnit::Microsecond => array
-                    .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
-                    .iter()
-                    .collect(),
-                TimeUnit::Nanosecond => array
-                    .as_primitive::<arrow::datatypes::TimestampNanosecondType>()
-                    .iter()
-                    .map(|v| v.map(|v| v.div_euclid(1_000)))
-                    .collect(),
-            };
-            values
-                .into_iter()
-                .map(|v| v.and_then(|micros| json_timestamp(micros, zone.is_some(), tz)))
+        DataType::Timestamp(_, zone) => {
+            // Microseconds, as Spark keeps them (the same zone: the same instants).
+            let micros = arrow::compute::cast(
+                array,
+                &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, zone.clone()),
+            )?;
+            micros
+                .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                .iter()
+                .map(|v| v.and_then(|m| json_timestamp(m, zone.is_some(), tz)))
                 .collect()
         }
         _ => leaf_json(array, tz)?,
     })
+}
+
+/// The values of a list array and each row's range in them.
+fn list_ranges(array: &ArrayRef) -> (ArrayRef, Vec<(usize, usize)>) {
+    use arrow::array::{Array, AsArray};
+    fn offsets<O: arrow::array::OffsetSizeTrait>(
+        l: &arrow::array::GenericListArray<O>,
+    ) -> (ArrayRef, Vec<(usize, usize)>) {
+        let ranges = l
+            .value_offsets()
+            .windows(2)
+            .map(|w| (w[0].as_usize(), w[1].as_usize()))
+            .collect();
+        (Arc::clone(l.values()), ranges)
+    }
+    match array.data_type() {
+        DataType::List(_) => offsets(array.as_list::<i32>()),
+        DataType::LargeList(_) => offsets(array.as_list::<i64>()),
+        _ => {
+            let l = array.as_fixed_size_list();
+            let n = l.value_length() as usize;
+            (
+                Arc::clone(l.values()),
+                (0..l.len()).map(|i| (i * n, (i + 1) * n)).collect(),
+            )
+        }
+    }
 }
 
 /// A TIMESTAMP (with a zone: `with_zone`) or TIMESTAMP_NTZ field as Spark's
