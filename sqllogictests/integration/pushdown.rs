@@ -4,7 +4,7 @@
 //! predicates' literals (the main numeric field is clustered), plus one table
 //! holding all three layouts. Random queries with random predicates (=, <, >,
 //! BETWEEN, IN, IS [NOT] NULL, AND, OR, NOT; typed `variant_get` and
-//! `try_variant_get`) must give identical answers with `variant.pushdown` on and
+//! `try_variant_get`, and wildcard paths in the output) must give identical answers with `variant.pushdown` on and
 //! off, with and without Parquet row filters, and identical to the unshredded
 //! table. The pushdown must also have pruned something and pushed something.
 
@@ -107,7 +107,7 @@ fn atom(rng: &mut StdRng) -> String {
     let small = rng.random_range(-5..105);
     let color = ["red", "green", "blue", "s1", "Zed", "nope"][rng.random_range(0..6)];
     let op = ["=", "<", "<=", ">", ">=", "<>"][rng.random_range(0..6)];
-    match rng.random_range(0..16) {
+    match rng.random_range(0..17) {
         0 => format!("v:a::bigint {op} {n}"),
         1 => format!("v:a::bigint BETWEEN {n} AND {m}"),
         2 => format!("v:a::bigint IN ({n}, {m}, {})", n + 3),
@@ -132,6 +132,10 @@ fn atom(rng: &mut StdRng) -> String {
             "try_variant_get(v, '$.b', 'int') {op} {}",
             rng.random_range(0..10)
         ),
+        15 => format!(
+            "array_has(try_variant_get(v, '$.g[*]', 'string'), '{}')",
+            ["two", "1", "x"][rng.random_range(0..3)]
+        ),
         _ => format!("v:f::double {op} {}", rng.random_range(-50..50)),
     }
 }
@@ -154,11 +158,15 @@ fn predicate(rng: &mut StdRng, depth: usize) -> String {
 }
 
 fn query(rng: &mut StdRng, table: &str) -> String {
-    let select = match rng.random_range(0..4) {
+    let select = match rng.random_range(0..5) {
         0 => "id, v:a::bigint AS a, v:b::string AS b, to_json(v:c) AS c".to_string(),
         1 => "id, try_variant_get(v, '$.c.d', 'int') AS d, to_json(v:a) AS a, v:c.e::string AS e"
             .to_string(),
         2 => "id, to_json(v) AS v, try_variant_get(v, '$.f', 'decimal(10,2)') AS f".to_string(),
+        // Wildcard paths are answered from the whole value in every layout.
+        3 => "id, to_json(variant_get(v, '$.c.*')) AS c, to_json(variant_get(v, '$..d')) AS d, \
+              try_variant_get(v, '$.g[*]', 'int') AS g"
+            .to_string(),
         _ => {
             return format!(
                 "SELECT count(*), sum(v:a::bigint), count(v:b), min(v:b::string) FROM {table} WHERE {}",

@@ -15,8 +15,9 @@ use super::cast::VariantCaster;
 use super::{VariantInput, variant_fields};
 use crate::variant::cast::{CastError, CastOptions};
 use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
-use crate::variant::path::{PathError, PathSegment, parse_path};
-use crate::variant::raw::get_path;
+use crate::variant::encoding::write_array;
+use crate::variant::path::{GetPath, PathError, PathSegment, Step, parse_get_path};
+use crate::variant::raw::{WildcardError, get_all, get_path};
 use crate::variant::types::SparkType;
 use crate::variant::validate::{self, MalformedVariant};
 
@@ -75,8 +76,23 @@ pub enum PathArg<'a> {
     Null,
     /// One parsed path for every row (`&[]` is `$`).
     Literal(&'a [PathSegment]),
-    /// A string column with one path per row (NULL rows give NULL).
+    /// One wildcard path for every row: each row gives an array of its matches
+    /// (converted to `array<target>` when there is a target).
+    Wildcard(&'a [Step]),
+    /// A string column with one path per row (NULL rows give NULL). A
+    /// wildcard path in it works without a target only: the type of the
+    /// result cannot depend on the row.
     Column(&'a ArrayRef),
+}
+
+impl<'a> PathArg<'a> {
+    /// The argument for a parsed literal path.
+    pub fn of(path: &'a GetPath) -> Self {
+        match path {
+            GetPath::Exact(p) => PathArg::Literal(p),
+            GetPath::Wildcard(steps) => PathArg::Wildcard(steps),
+        }
+    }
 }
 
 /// Why [`variant_get`] failed.
@@ -92,6 +108,9 @@ pub enum GetError {
     Cast(CastError),
     /// Building the output failed.
     Arrow(ArrowError),
+    /// A wildcard path that cannot be answered (too many matches, an array
+    /// too large, or a typed result asked of a path column).
+    Wildcard(String),
 }
 
 impl std::fmt::Display for GetError {
@@ -101,11 +120,21 @@ impl std::fmt::Display for GetError {
             Self::Path(e) => e.fmt(f),
             Self::Malformed(e) => e.fmt(f),
             Self::Cast(e) => e.fmt(f),
+            Self::Wildcard(why) => f.write_str(why),
         }
     }
 }
 
 impl std::error::Error for GetError {}
+
+impl From<WildcardError> for GetError {
+    fn from(e: WildcardError) -> Self {
+        match e {
+            WildcardError::Malformed(e) => Self::Malformed(e),
+            WildcardError::TooMuch(why) => Self::Wildcard(why),
+        }
+    }
+}
 
 impl From<ArrowError> for GetError {
     fn from(e: ArrowError) -> Self {
@@ -156,6 +185,15 @@ pub fn variant_get(
     options: CastOptions,
 ) -> Result<ArrayRef, GetError> {
     let rows = column.len();
+    // A literal wildcard path converts the array of its matches.
+    let array_target;
+    let target = match (path, target) {
+        (PathArg::Wildcard(_), Some(t)) => {
+            array_target = SparkType::Array(Box::new(t.clone()));
+            Some(&array_target)
+        }
+        (_, t) => t,
+    };
     let mut out = match target {
         None => Output::Variant(SubValues {
             values: BinaryViewBuilder::with_capacity(rows),
@@ -170,23 +208,32 @@ pub fn variant_get(
     };
     let path_column = match path {
         PathArg::Column(c) => Some(arrow::compute::cast(c, &DataType::Utf8View)?),
-        PathArg::Null | PathArg::Literal(_) => None,
+        PathArg::Null | PathArg::Literal(_) | PathArg::Wildcard(_) => None,
     };
     let path_strings = path_column
         .as_ref()
         .map(arrow::array::AsArray::as_string_view);
-    let mut row_path: Vec<PathSegment>;
+    let mut row_path: GetPath;
     // Rows of one document shape carry identical metadata bytes, and a column
     // usually mixes a few shapes: the checked dictionaries of the last few
     // distinct metadata are kept and reused when the bytes match.
     let mut dicts = DictCache::default();
+    // The matches of a wildcard path and the array built from them.
+    let mut matches: Vec<&[u8]> = Vec::new();
+    let mut built: Vec<u8> = Vec::new();
     for row in 0..rows {
-        let path: &[PathSegment] = match (path, path_strings) {
-            (PathArg::Literal(p), _) => p,
+        let path = match (path, path_strings) {
             (PathArg::Column(_), Some(strings)) if strings.is_valid(row) => {
-                row_path = parse_path(strings.value(row)).map_err(GetError::Path)?;
-                &row_path
+                row_path = parse_get_path(strings.value(row)).map_err(GetError::Path)?;
+                if matches!(row_path, GetPath::Wildcard(_)) && target.is_some() {
+                    return Err(GetError::Wildcard(format!(
+                        "the wildcard path {} needs a literal path argument when a type is given (the type of the result would depend on the row)",
+                        strings.value(row)
+                    )));
+                }
+                PathArg::of(&row_path)
             }
+            (PathArg::Literal(_) | PathArg::Wildcard(_), _) => path,
             _ => {
                 out.append_null();
                 continue;
@@ -200,12 +247,29 @@ pub fn variant_get(
         // row is never read), which keeps extraction proportional to the path.
         let malformed = GetError::Malformed;
         let dict = dicts.get(metadata).map_err(malformed)?;
-        let Some(sub) = get_path(dict, value, path).map_err(malformed)? else {
-            out.append_null();
-            continue;
+        let sub = match path {
+            PathArg::Wildcard(steps) => {
+                matches.clear();
+                get_all(dict, value, steps, &mut matches)?;
+                for m in &matches {
+                    validate::check_value_with(m, dict).map_err(malformed)?;
+                }
+                built.clear();
+                write_array(&mut built, &matches).map_err(|e| {
+                    GetError::Wildcard(format!("row {row}: the array of matches is a {e}"))
+                })?;
+                built.as_slice()
+            }
+            PathArg::Literal(p) => {
+                let Some(sub) = get_path(dict, value, p).map_err(malformed)? else {
+                    out.append_null();
+                    continue;
+                };
+                let len = validate::check_value_with(sub, dict).map_err(malformed)?;
+                &sub[..len]
+            }
+            PathArg::Null | PathArg::Column(_) => unreachable!("resolved above"),
         };
-        let len = validate::check_value_with(sub, dict).map_err(malformed)?;
-        let sub = &sub[..len];
         match &mut out {
             Output::Variant(b) => {
                 b.values.append_value(sub);

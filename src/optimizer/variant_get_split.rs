@@ -28,6 +28,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::udf::{VariantGetFunc, try_variant_get_udf, variant_get_udf};
+use crate::variant::path::{GetPath, parse_get_path};
 use crate::variant::types::SparkType;
 
 /// The analyzer rule described in the module docs.
@@ -67,9 +68,12 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     {
         return Ok(Transformed::no(expr));
     }
+    // A wildcard path converts each match: it is not split (its result is an
+    // array, and no file answers it from leaves).
     match &f.args[1] {
         Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
-            if p.trim() != "$" => {}
+            if p.trim() != "$"
+                && !matches!(parse_get_path(p), Ok(GetPath::Wildcard(_))) => {}
         _ => return Ok(Transformed::no(expr)),
     }
     // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,
@@ -136,6 +140,8 @@ mod tests {
             // The path `$`: a plain conversion.
             get(vec![col("v"), lit("$"), lit("int")]),
             get(vec![col("v"), lit(" $ "), lit("int")]),
+            // A wildcard path.
+            get(vec![col("v"), lit("$.a[*]"), lit("int")]),
             // A non-literal path or type.
             get(vec![col("v"), col("p"), lit("int")]),
             get(vec![col("v"), lit("$.a"), col("t")]),

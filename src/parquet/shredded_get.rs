@@ -47,7 +47,7 @@ use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
 use crate::boundary::{get_error, guard};
 use crate::config::session_tz;
 use crate::variant::cast::CastOptions;
-use crate::variant::path::{PathSegment, parse_path};
+use crate::variant::path::{PathSegment, parse_get_path};
 use crate::variant::types::SparkType;
 
 /// A `variant_get` / `try_variant_get` call on a column with a literal path and
@@ -83,7 +83,8 @@ impl Extraction {
             l.value().try_as_str().flatten().map(str::to_string)
         };
         let path_text = literal(1)?;
-        let mut path = parse_path(&path_text).ok()?;
+        // A wildcard path is answered from the whole value.
+        let mut path = parse_get_path(&path_text).ok()?.exact()?.to_vec();
         let target = match args.len() {
             2 => None,
             3 => match SparkType::parse(&literal(2)?).ok()? {

@@ -125,9 +125,7 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
     // `CAST(variant_get(x, p) AS t)` (e.g. from `x:a.b::t`) is one extraction.
     let call = match inner.as_ref() {
         Expr::ScalarFunction(f)
-            if f.func.name() == "variant_get"
-                && f.args.len() == 2
-                && matches!(f.args[1], Expr::Literal(..)) =>
+            if f.func.name() == "variant_get" && f.args.len() == 2 && exact_path(&f.args[1]) =>
         {
             udf.call(vec![
                 f.args[0].clone(),
@@ -333,13 +331,31 @@ fn union_to_variant(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     )))
 }
 
+/// Whether `path` is a literal path without wildcards: a conversion folds into
+/// its extraction. With a wildcard the type would apply to each match
+/// (`variant_get(v, '$.a[*]', 'int')` is an `array<int>`), so
+/// `CAST(v:a[*] AS ARRAY<INT>)` converts the array instead.
+fn exact_path(path: &Expr) -> bool {
+    match path {
+        Expr::Literal(value, _) => value.try_as_str().is_some_and(|p| {
+            p.is_none_or(|p| {
+                matches!(
+                    crate::variant::path::parse_get_path(p),
+                    Ok(crate::variant::path::GetPath::Exact(_)) | Err(_)
+                )
+            })
+        }),
+        _ => false,
+    }
+}
+
 /// `CAST(v AS STRING)` of a VARIANT expression, as one extraction when `v` is
 /// `variant_get(x, path)`.
 fn variant_as_string(v: Expr) -> Expr {
     if let Expr::ScalarFunction(f) = &v
         && f.func.name() == "variant_get"
         && f.args.len() == 2
-        && matches!(f.args[1], Expr::Literal(..))
+        && exact_path(&f.args[1])
     {
         return variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone(), lit("string")]);
     }

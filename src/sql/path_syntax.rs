@@ -28,7 +28,7 @@ use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use crate::array::is_variant_type;
 use crate::udf::{parse_json_udf, variant_get_udf};
-use crate::variant::path::{PathSegment, parse_path, path_to_string};
+use crate::variant::path::{Step, parse_get_path, steps_of, steps_to_string};
 use crate::variant::validate::MAX_DEPTH;
 
 /// The [`ExprPlanner`] described in the module docs; registered by
@@ -36,9 +36,10 @@ use crate::variant::validate::MAX_DEPTH;
 #[derive(Debug, Default)]
 pub struct VariantExprPlanner;
 
-/// `(value, path segments)` of a `variant_get(value, '<literal path>')` call with
-/// VARIANT output, so that chained accesses fold into one path.
-fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
+/// `(value, path steps)` of a `variant_get(value, '<literal path>')` call with
+/// VARIANT output, so that chained accesses fold into one path. A wildcard
+/// path is not one: a step after it applies to the array of its matches.
+fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<Step>)> {
     let Expr::ScalarFunction(ScalarFunction { func, args }) = expr else {
         return None;
     };
@@ -48,7 +49,7 @@ fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
     let Expr::Literal(ScalarValue::Utf8(Some(path)), _) = &args[1] else {
         return None;
     };
-    Some((&args[0], parse_path(path).ok()?))
+    Some((&args[0], steps_of(parse_get_path(path).ok()?.exact()?)))
 }
 
 /// `variant_get(base, path)` where `base` is a VARIANT expression, extending the
@@ -59,15 +60,15 @@ fn as_extraction(expr: &Expr) -> Option<(&Expr, Vec<PathSegment>)> {
 /// further steps leave it as it is. Each fold re-reads the path so far, so
 /// unbounded folding made `v[0][0]...` quadratic to plan, and nesting calls past
 /// the bound made DataFusion name every inner call again (also quadratic).
-fn extract(base: Expr, mut segments: Vec<PathSegment>) -> Expr {
+fn extract(base: Expr, mut segments: Vec<Step>) -> Expr {
     if let Some((inner, mut prefix)) = as_extraction(&base) {
         if prefix.len() > MAX_DEPTH {
             return base;
         }
         prefix.append(&mut segments);
-        return variant_get_udf().call(vec![inner.clone(), lit(path_to_string(&prefix))]);
+        return variant_get_udf().call(vec![inner.clone(), lit(steps_to_string(&prefix))]);
     }
-    variant_get_udf().call(vec![base, lit(path_to_string(&segments))])
+    variant_get_udf().call(vec![base, lit(steps_to_string(&segments))])
 }
 
 fn is_string(dt: &DataType) -> bool {
@@ -78,11 +79,12 @@ fn is_string(dt: &DataType) -> bool {
 }
 
 /// Parses the path text DataFusion passes for `value:path` (sqlparser's display
-/// of the path without its leading `:`): `a.b`, `"a b".c`, `a['k'][0]`, `[0]`.
+/// of the path without its leading `:`): `a.b`, `"a b".c`, `a['k'][0]`, `[0]`,
+/// and the wildcard `a[*].b` (every element; see [`Step::Elements`]).
 ///
 /// # Errors
 /// A plan error naming the path for anything else (e.g. a computed subscript).
-pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
+pub fn parse_colon_path(text: &str) -> Result<Vec<Step>> {
     let bad = |why: &str| {
         plan_datafusion_err!(
             "[{}] invalid variant path ':{text}': {why} (use variant_get for computed paths)",
@@ -111,11 +113,13 @@ pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
                 let inner: String = chars[i + 1..close].iter().collect();
                 let inner = inner.trim();
                 if let Some(q) = inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
-                    segments.push(PathSegment::Key(q.replace("''", "'")));
+                    segments.push(Step::Key(q.replace("''", "'")));
                 } else if let Some(q) = inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-                    segments.push(PathSegment::Key(q.replace("\"\"", "\"")));
+                    segments.push(Step::Key(q.replace("\"\"", "\"")));
+                } else if inner == "*" {
+                    segments.push(Step::Elements);
                 } else if let Ok(n) = inner.parse::<usize>() {
-                    segments.push(PathSegment::Index(n));
+                    segments.push(Step::Index(n));
                 } else {
                     return Err(bad(&format!("unsupported subscript [{inner}]")));
                 }
@@ -142,7 +146,7 @@ pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
                         }
                     }
                 }
-                segments.push(PathSegment::Key(key));
+                segments.push(Step::Key(key));
                 i = j + 1;
             }
             _ => {
@@ -154,7 +158,7 @@ pub fn parse_colon_path(text: &str) -> Result<Vec<PathSegment>> {
                 if key.is_empty() {
                     return Err(bad("empty key"));
                 }
-                segments.push(PathSegment::Key(key));
+                segments.push(Step::Key(key));
             }
         }
         expect_key = false;
@@ -197,7 +201,7 @@ fn concat_variant_as_string(
     let as_string = |e: Expr| match as_extraction(&e) {
         Some((base, path)) => variant_get_udf().call(vec![
             base.clone(),
-            lit(path_to_string(&path)),
+            lit(steps_to_string(&path)),
             lit("string"),
         ]),
         None => variant_get_udf().call(vec![e, lit("$"), lit("string")]),
@@ -296,7 +300,7 @@ impl ExprPlanner for VariantExprPlanner {
         {
             *first = variant_get_udf().call(vec![
                 base.clone(),
-                lit(path_to_string(&path)),
+                lit(steps_to_string(&path)),
                 lit("string"),
             ]);
         }
@@ -316,14 +320,14 @@ impl ExprPlanner for VariantExprPlanner {
         }
         let segment = match &expr.field_access {
             GetFieldAccess::NamedStructField { name } => match name.try_as_str() {
-                Some(Some(key)) => PathSegment::Key(key.to_string()),
+                Some(Some(key)) => Step::Key(key.to_string()),
                 _ => return plan_err!("a VARIANT field name must be a string literal, got {name}"),
             },
             GetFieldAccess::ListIndex { key } => match key.as_ref() {
                 Expr::Literal(v, _) => match v.clone().cast_to(&DataType::Int64) {
-                    Ok(ScalarValue::Int64(Some(i))) if i >= 0 => PathSegment::Index(i as usize),
+                    Ok(ScalarValue::Int64(Some(i))) if i >= 0 => Step::Index(i as usize),
                     _ => match v.try_as_str() {
-                        Some(Some(k)) => PathSegment::Key(k.to_string()),
+                        Some(Some(k)) => Step::Key(k.to_string()),
                         _ => {
                             return plan_err!(
                                 "a VARIANT subscript must be a non-negative integer or a string literal, got {v}"
@@ -356,7 +360,7 @@ impl ExprPlanner for VariantExprPlanner {
         let column = Expr::Column(Column::new(qualifier.cloned(), field.name()));
         let segments = nested_names
             .iter()
-            .map(|n| PathSegment::Key(n.clone()))
+            .map(|n| Step::Key(n.clone()))
             .collect();
         Ok(PlannerResult::Planned(extract(column, segments)))
     }
@@ -367,7 +371,7 @@ mod tests {
     use super::*;
 
     fn path(text: &str) -> String {
-        path_to_string(&parse_colon_path(text).unwrap())
+        steps_to_string(&parse_colon_path(text).unwrap())
     }
 
     #[test]
@@ -382,6 +386,9 @@ mod tests {
         assert_eq!(path("a[\"it's\"]"), "$.a[\"it's\"]");
         assert_eq!(path("a['it''s']"), "$.a[\"it's\"]");
         assert_eq!(path("UPPER.lower"), "$.UPPER.lower");
+        assert_eq!(path("a[*].b"), "$.a[*].b");
+        // A key `*` stays a key.
+        assert_eq!(path("a['*']"), "$.a['*']");
     }
 
     /// Past [`MAX_DEPTH`] steps a chain stays one call (planning stays linear):
@@ -390,7 +397,7 @@ mod tests {
     fn chains_past_the_nesting_bound_stay_one_call() {
         let mut e = datafusion::logical_expr::col("v");
         for _ in 0..5 * MAX_DEPTH {
-            e = extract(e, vec![PathSegment::Index(0)]);
+            e = extract(e, vec![Step::Index(0)]);
         }
         let (inner, path) = as_extraction(&e).unwrap();
         assert_eq!(inner, &datafusion::logical_expr::col("v"));

@@ -24,7 +24,7 @@ use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
 use crate::array::{variant_data_type, variant_field};
 use crate::boundary::get_error;
 use crate::variant::cast::CastOptions;
-use crate::variant::path::parse_path;
+use crate::variant::path::{GetPath, parse_get_path};
 use crate::variant::types::SparkType;
 
 /// `variant_get` / `try_variant_get`: one implementation with a `safe` flag.
@@ -55,12 +55,12 @@ impl VariantGetFunc {
 static GET_DOC: LazyLock<Documentation> = LazyLock::new(|| {
     Documentation::builder(
         super::DOC_SECTION,
-        "Extracts the value at a JSONPath ($, .key, ['key'], [n]) from a VARIANT and converts it to the given Spark type with Spark's cast rules; without a type it returns a VARIANT. A missing path gives NULL; a value that cannot be converted is an error.",
+        "Extracts the value at a JSONPath ($, .key, ['key'], [n]) from a VARIANT and converts it to the given Spark type with Spark's cast rules; without a type it returns a VARIANT. A missing path gives NULL; a value that cannot be converted is an error. Beyond Spark, the wildcards [*] (every element), .* (every field value) and ..key (the field key at any depth) give an array of every match (array<type> with a type; [] when nothing matches).",
         "variant_get(v, path[, type])",
     )
-    .with_sql_example("> SELECT variant_get(parse_json('{\"a\": {\"b\": \"42\"}}'), '$.a.b', 'int');\n42")
+    .with_sql_example("> SELECT variant_get(parse_json('{\"a\": {\"b\": \"42\"}}'), '$.a.b', 'int');\n42\n> SELECT variant_get(parse_json('{\"a\": [{\"b\": 1}, {\"c\": 2}, {\"b\": \"3\"}]}'), '$.a[*].b', 'int');\n[1, 3]")
     .with_argument("v", "A VARIANT.")
-    .with_argument("path", "A STRING path such as '$.a[0].b'; a literal is checked when the query is planned.")
+    .with_argument("path", "A STRING path such as '$.a[0].b' or '$.a[*].b'; a literal is checked when the query is planned. A wildcard path with a type must be a literal.")
     .with_argument("type", "Optional literal Spark type: int, bigint, double, decimal(10,2), string, boolean, date, timestamp, timestamp_ntz, binary, array<..>, struct<..>, map<string,..>, variant.")
     .build()
 });
@@ -116,11 +116,14 @@ impl ScalarUDFImpl for VariantGetFunc {
         }
         check_variant_arg(func, 0, &args.arg_fields[0])?;
         check_string_arg(func, 1, &args.arg_fields[1])?;
+        let mut wildcard = false;
         if let Some(Some(path)) = args.scalar_arguments.get(1)
             && let Some(Some(text)) = path.try_as_str()
-            && let Err(e) = parse_path(text)
         {
-            return plan_err!("{func}: {e}");
+            match parse_get_path(text) {
+                Ok(p) => wildcard = matches!(p, GetPath::Wildcard(_)),
+                Err(e) => return plan_err!("{func}: {e}"),
+            }
         }
         let target = if n == 3 {
             target_type(func, args.scalar_arguments[2])?
@@ -129,6 +132,12 @@ impl ScalarUDFImpl for VariantGetFunc {
         };
         Ok(match target {
             None => variant_field(func, true),
+            // A wildcard path gives an array of its matches.
+            Some(t) if wildcard => Arc::new(Field::new(
+                func,
+                SparkType::Array(Box::new(t)).to_arrow(),
+                true,
+            )),
             Some(t) => Arc::new(Field::new(func, t.to_arrow(), true)),
         })
     }
@@ -147,7 +156,7 @@ impl ScalarUDFImpl for VariantGetFunc {
         let scalar_path = match &args.args[1] {
             ColumnarValue::Scalar(sv) => Some(match sv.try_as_str() {
                 Some(Some(text)) => {
-                    Some(parse_path(text).map_err(|e| exec_datafusion_err!("{func}: {e}"))?)
+                    Some(parse_get_path(text).map_err(|e| exec_datafusion_err!("{func}: {e}"))?)
                 }
                 Some(None) => None,
                 None => return exec_err!("{func}: the path must be a string"),
@@ -156,7 +165,7 @@ impl ScalarUDFImpl for VariantGetFunc {
         };
         let arrays = Arrays::new(&args.args[..2], args.number_rows)?;
         let path = match &scalar_path {
-            Some(Some(p)) => PathArg::Literal(p),
+            Some(Some(p)) => PathArg::of(p),
             Some(None) => PathArg::Null,
             None => PathArg::Column(&arrays.arrays[1]),
         };

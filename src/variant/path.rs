@@ -60,6 +60,130 @@ const MAX_INDEX: usize = i32::MAX as usize;
 /// # Errors
 /// [`PathError`] for anything outside the grammar in the module docs.
 pub fn parse_path(path: &str) -> Result<Vec<PathSegment>, PathError> {
+    Ok(parse_steps(path, false)?
+        .into_iter()
+        .map(|step| match step {
+            Step::Key(k) => PathSegment::Key(k),
+            Step::Index(i) => PathSegment::Index(i),
+            // Only the wildcard grammar makes the others.
+            Step::Elements | Step::Fields | Step::Descendants(_) => {
+                unreachable!("parse_steps(_, false) gives keys and indexes only")
+            }
+        })
+        .collect())
+}
+
+/// One step of an extraction path: Spark's steps plus the wildcards that
+/// `variant_get`, `try_variant_get`, the `:` syntax and `variant_flatten`
+/// accept beyond Spark.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// `.name`, `['name']`: an object field.
+    Key(String),
+    /// `[n]`: an array element.
+    Index(usize),
+    /// `[*]`: every element of an array, in order (nothing from other values).
+    Elements,
+    /// `.*`: every field value of an object, in the object's (sorted) key order
+    /// (nothing from other values).
+    Fields,
+    /// `..name`, `..['name']`: field `name` of the value and of every value
+    /// nested in it, in document order (pre-order: a parent's field before the
+    /// fields found inside its children).
+    Descendants(String),
+}
+
+/// A parsed extraction path: one value (Spark's grammar) or many (wildcards).
+///
+/// ```
+/// use df_variant::variant::path::{GetPath, PathSegment, Step, parse_get_path};
+/// assert_eq!(parse_get_path("$.a[0]").unwrap(),
+///            GetPath::Exact(vec![PathSegment::Key("a".into()), PathSegment::Index(0)]));
+/// assert_eq!(parse_get_path("$.a[*].b").unwrap(),
+///            GetPath::Wildcard(vec![Step::Key("a".into()), Step::Elements, Step::Key("b".into())]));
+/// // `.*` is a wildcard here; `['*']` still names a key "*".
+/// assert!(matches!(parse_get_path("$.*").unwrap(), GetPath::Wildcard(_)));
+/// assert!(matches!(parse_get_path("$['*']").unwrap(), GetPath::Exact(_)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GetPath {
+    /// Keys and indexes only: at most one value per row.
+    Exact(Vec<PathSegment>),
+    /// At least one of `[*]`, `.*`, `..name`: an array of every match per row.
+    Wildcard(Vec<Step>),
+}
+
+impl GetPath {
+    /// The Spark path when there is no wildcard.
+    pub fn exact(&self) -> Option<&[PathSegment]> {
+        match self {
+            GetPath::Exact(p) => Some(p),
+            GetPath::Wildcard(_) => None,
+        }
+    }
+}
+
+/// Parses an extraction path: Spark's grammar plus `[*]`, `.*` and `..name`
+/// (see [`Step`]). Differs from Spark in one place: Spark reads `$.*` as the key
+/// `*`, here it is every field; `$['*']` is the key `*` in both.
+///
+/// # Errors
+/// [`PathError`] (Spark's `INVALID_VARIANT_GET_PATH`) for anything else.
+pub fn parse_get_path(path: &str) -> Result<GetPath, PathError> {
+    let steps = parse_steps(path, true)?;
+    if steps
+        .iter()
+        .all(|s| matches!(s, Step::Key(_) | Step::Index(_)))
+    {
+        return Ok(GetPath::Exact(
+            steps
+                .into_iter()
+                .filter_map(|s| match s {
+                    Step::Key(k) => Some(PathSegment::Key(k)),
+                    Step::Index(i) => Some(PathSegment::Index(i)),
+                    _ => None,
+                })
+                .collect(),
+        ));
+    }
+    Ok(GetPath::Wildcard(steps))
+}
+
+/// The end of a `.name` key starting at `start`: the next `.` or `[`.
+fn key_end(bytes: &[u8], start: usize) -> usize {
+    let mut end = start;
+    while end < bytes.len() && bytes[end] != b'.' && bytes[end] != b'[' {
+        end += 1;
+    }
+    end
+}
+
+/// `['name']` / `["name"]` at `i` (the `[`): the name and the index after `]`;
+/// `Ok(None)` when the bracket does not hold a quote.
+fn quoted_key(path: &str, i: usize) -> Result<Option<(String, usize)>, ()> {
+    let bytes = path.as_bytes();
+    let quote = *bytes.get(i + 1).ok_or(())?;
+    if quote != b'\'' && quote != b'"' {
+        return Ok(None);
+    }
+    let start = i + 2;
+    let mut end = start;
+    loop {
+        match bytes.get(end) {
+            None => return Err(()),
+            Some(&c) if c == quote => break,
+            Some(_) => end += 1,
+        }
+    }
+    if bytes.get(end + 1) != Some(&b']') {
+        return Err(());
+    }
+    // Quotes and `]` are ASCII, so these are char boundaries.
+    Ok(Some((path[start..end].to_string(), end + 2)))
+}
+
+/// The parser of both grammars; `wildcards` adds `[*]`, `.*` and `..name`.
+fn parse_steps(path: &str, wildcards: bool) -> Result<Vec<Step>, PathError> {
     let err = || PathError {
         path: path.to_string(),
     };
@@ -67,97 +191,132 @@ pub fn parse_path(path: &str) -> Result<Vec<PathSegment>, PathError> {
     if bytes.first() != Some(&b'$') {
         return Err(err());
     }
-    let mut segments = Vec::new();
+    let mut steps = Vec::new();
     let mut i = 1;
     while i < bytes.len() {
         match bytes[i] {
+            b'.' if wildcards && bytes.get(i + 1) == Some(&b'.') => {
+                let start = i + 2;
+                if bytes.get(start) == Some(&b'[') {
+                    let (key, next) = quoted_key(path, start).map_err(|()| err())?.ok_or_else(err)?;
+                    steps.push(Step::Descendants(key));
+                    i = next;
+                } else {
+                    let end = key_end(bytes, start);
+                    if end == start || &path[start..end] == "*" {
+                        return Err(err());
+                    }
+                    steps.push(Step::Descendants(path[start..end].to_string()));
+                    i = end;
+                }
+            }
             b'.' => {
                 let start = i + 1;
-                let mut end = start;
-                while end < bytes.len() && bytes[end] != b'.' && bytes[end] != b'[' {
-                    end += 1;
-                }
+                let end = key_end(bytes, start);
                 if end == start {
                     return Err(err());
                 }
                 // `.` and `[` are ASCII, so these are char boundaries.
-                segments.push(PathSegment::Key(path[start..end].to_string()));
+                let key = &path[start..end];
+                steps.push(if wildcards && key == "*" {
+                    Step::Fields
+                } else {
+                    Step::Key(key.to_string())
+                });
                 i = end;
             }
             b'[' => {
-                let quote = *bytes.get(i + 1).ok_or_else(err)?;
-                if quote == b'\'' || quote == b'"' {
-                    let start = i + 2;
-                    let mut end = start;
-                    loop {
-                        match bytes.get(end) {
-                            None => return Err(err()),
-                            Some(&c) if c == quote => break,
-                            Some(_) => end += 1,
-                        }
-                    }
-                    if bytes.get(end + 1) != Some(&b']') {
-                        return Err(err());
-                    }
-                    segments.push(PathSegment::Key(path[start..end].to_string()));
-                    i = end + 2;
-                } else {
-                    let start = i + 1;
-                    let mut end = start;
-                    while end < bytes.len() && bytes[end].is_ascii_digit() {
-                        end += 1;
-                    }
-                    if end == start || bytes.get(end) != Some(&b']') {
-                        return Err(err());
-                    }
-                    let digits = path[start..end].trim_start_matches('0');
-                    let index = if digits.is_empty() {
-                        0
-                    } else if digits.len() > 10 {
-                        return Err(err());
-                    } else {
-                        digits.parse::<usize>().map_err(|_| err())?
-                    };
-                    if index > MAX_INDEX {
-                        return Err(err());
-                    }
-                    segments.push(PathSegment::Index(index));
-                    i = end + 1;
+                if let Some((key, next)) = quoted_key(path, i).map_err(|()| err())? {
+                    steps.push(Step::Key(key));
+                    i = next;
+                    continue;
                 }
+                if wildcards && bytes.get(i + 1..i + 3) == Some(b"*]") {
+                    steps.push(Step::Elements);
+                    i += 3;
+                    continue;
+                }
+                let start = i + 1;
+                let mut end = start;
+                while end < bytes.len() && bytes[end].is_ascii_digit() {
+                    end += 1;
+                }
+                if end == start || bytes.get(end) != Some(&b']') {
+                    return Err(err());
+                }
+                let digits = path[start..end].trim_start_matches('0');
+                let index = if digits.is_empty() {
+                    0
+                } else if digits.len() > 10 {
+                    return Err(err());
+                } else {
+                    digits.parse::<usize>().map_err(|_| err())?
+                };
+                if index > MAX_INDEX {
+                    return Err(err());
+                }
+                steps.push(Step::Index(index));
+                i = end + 1;
             }
             _ => return Err(err()),
         }
     }
-    Ok(segments)
+    Ok(steps)
 }
 
-/// Renders a path back into Spark syntax (`$.a[0]['b c']`).
-pub fn path_to_string(path: &[PathSegment]) -> String {
+/// Renders an extraction path in the syntax [`parse_get_path`] reads back.
+pub fn steps_to_string(steps: &[Step]) -> String {
     let mut s = String::from("$");
-    for seg in path {
-        match seg {
-            PathSegment::Key(k) if !k.is_empty() && !k.contains(['.', '[', '\'']) => {
-                s.push('.');
-                s.push_str(k);
-            }
-            PathSegment::Key(k) if !k.contains('\'') => {
-                s.push_str("['");
-                s.push_str(k);
-                s.push_str("']");
-            }
-            PathSegment::Key(k) => {
-                s.push_str("[\"");
-                s.push_str(k);
-                s.push_str("\"]");
-            }
-            PathSegment::Index(i) => {
+    for step in steps {
+        match step {
+            Step::Key(k) => push_key(&mut s, k),
+            Step::Index(i) => {
                 s.push('[');
                 s.push_str(&i.to_string());
                 s.push(']');
             }
+            Step::Elements => s.push_str("[*]"),
+            Step::Fields => s.push_str(".*"),
+            Step::Descendants(k) => {
+                s.push('.');
+                push_key(&mut s, k);
+            }
         }
     }
     s
+}
+
+/// `.name`, or `['name']` / `["name"]` when `.name` would read back otherwise
+/// (empty, `*`, or holding `.`, `[` or a quote).
+fn push_key(s: &mut String, k: &str) {
+    if !k.is_empty() && k != "*" && !k.contains(['.', '[', '\'']) {
+        s.push('.');
+        s.push_str(k);
+    } else if !k.contains('\'') {
+        s.push_str("['");
+        s.push_str(k);
+        s.push_str("']");
+    } else {
+        s.push_str("[\"");
+        s.push_str(k);
+        s.push_str("\"]");
+    }
+}
+
+/// The steps of a Spark path.
+pub fn steps_of(path: &[PathSegment]) -> Vec<Step> {
+    path.iter()
+        .map(|seg| match seg {
+            PathSegment::Key(k) => Step::Key(k.clone()),
+            PathSegment::Index(i) => Step::Index(*i),
+        })
+        .collect()
+}
+
+/// Renders a path back into Spark syntax (`$.a[0]['b c']`). A key `*` is
+/// written `['*']`, which both grammars read as the key.
+pub fn path_to_string(path: &[PathSegment]) -> String {
+    steps_to_string(&steps_of(path))
 }
 
 /// Looks up one object field by name. Objects are sorted by UTF-8 name, so a
@@ -271,6 +430,39 @@ mod tests {
         let e = parse_path("$.").unwrap_err();
         assert!(e.to_string().contains("`$.`"), "{e}");
         assert!(e.to_string().contains("INVALID_VARIANT_GET_PATH"));
+    }
+
+    #[test]
+    fn wildcard_paths() {
+        use Step::{Descendants, Elements, Fields};
+        let k = |s: &str| Step::Key(s.to_string());
+        let cases: Vec<(&str, Vec<Step>)> = vec![
+            ("$[*]", vec![Elements]),
+            ("$.a[*].b", vec![k("a"), Elements, k("b")]),
+            ("$.*", vec![Fields]),
+            ("$.a.*[0]", vec![k("a"), Fields, Step::Index(0)]),
+            ("$..a", vec![Descendants("a".into())]),
+            ("$..['a b'].c", vec![Descendants("a b".into()), k("c")]),
+            ("$.x..y[*]", vec![k("x"), Descendants("y".into()), Elements]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                parse_get_path(text).unwrap(),
+                GetPath::Wildcard(expected.clone()),
+                "{text}"
+            );
+            assert_eq!(steps_to_string(&expected), text);
+        }
+        for text in ["$..", "$...a", "$..*", "$..[*]", "$..[0]", "$[*", "$[**]", "$.a[ *]"] {
+            assert!(parse_get_path(text).is_err(), "{text:?} should be invalid");
+        }
+        // Spark's grammar is unchanged: `$.*` is the key `*`, `[*]` is refused.
+        assert_eq!(parse_path("$.*").unwrap(), vec![key("*")]);
+        assert!(parse_path("$[*]").is_err() && parse_path("$..a").is_err());
+        // A key `*` prints so that both grammars read the key back.
+        let star = path_to_string(&[key("*")]);
+        assert_eq!(star, "$['*']");
+        assert_eq!(parse_get_path(&star).unwrap(), GetPath::Exact(vec![key("*")]));
     }
 
     #[test]

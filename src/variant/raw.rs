@@ -9,7 +9,7 @@
 //! returned sub-value with [`super::validate::check_value_with`].
 
 use super::encoding::{ARRAY, OBJECT, basic_type, container, read_uint, value_len};
-use super::path::PathSegment;
+use super::path::{PathSegment, Step};
 use super::validate::MalformedVariant;
 
 type R<T> = Result<T, MalformedVariant>;
@@ -172,6 +172,138 @@ pub fn get_path<'v>(dict: &[&str], value: &'v [u8], path: &[PathSegment]) -> R<O
         return Ok(current.get(..len));
     }
     Ok(Some(current))
+}
+
+/// The most values one row's wildcard path may match ([`get_all`]); past it the
+/// row is an error rather than an output that grows with the product of the
+/// wildcards (`$..a..a..a` over deep nesting).
+pub const MAX_MATCHES: usize = 1 << 20;
+
+/// The most values [`get_all`] may visit for one row (several `..` steps
+/// multiply the work even when little matches).
+pub const MAX_VISITS: usize = 1 << 24;
+
+/// Why [`get_all`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WildcardError {
+    /// The bytes on the way do not hold together.
+    Malformed(MalformedVariant),
+    /// The row's matches or visits passed [`MAX_MATCHES`] or [`MAX_VISITS`].
+    TooMuch(String),
+}
+
+impl From<MalformedVariant> for WildcardError {
+    fn from(e: MalformedVariant) -> Self {
+        Self::Malformed(e)
+    }
+}
+
+impl std::fmt::Display for WildcardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Malformed(e) => e.fmt(f),
+            Self::TooMuch(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Follows a wildcard path through the value bytes and appends every match to
+/// `out`, in document order (see [`Step`]). A step that finds nothing (a
+/// missing key, an index out of range, `[*]` on a non-array, `.*` on a
+/// non-object) drops that branch.
+///
+/// ```
+/// use df_variant::variant::{json::{JsonParseOptions, JsonToVariant}, path::{parse_get_path, GetPath}, raw::get_all};
+/// use df_variant::variant::validate::check_metadata;
+/// let mut p = JsonToVariant::new(JsonParseOptions::default());
+/// p.parse(r#"{"a": [{"b": 1}, {"c": 2}, {"b": 3}]}"#).unwrap();
+/// let dict = check_metadata(p.metadata()).unwrap();
+/// let GetPath::Wildcard(steps) = parse_get_path("$.a[*].b").unwrap() else { unreachable!() };
+/// let mut out = Vec::new();
+/// get_all(&dict, p.value(), &steps, &mut out).unwrap();
+/// assert_eq!(out.len(), 2);
+/// ```
+///
+/// # Errors
+/// [`WildcardError`] when the bytes on the way do not hold together, more
+/// than [`MAX_MATCHES`] values match, or more than [`MAX_VISITS`] are visited.
+pub fn get_all<'v>(
+    dict: &[&str],
+    value: &'v [u8],
+    steps: &[Step],
+    out: &mut Vec<&'v [u8]>,
+) -> Result<(), WildcardError> {
+    /// Work left: apply `steps[i..]` to a value, or look for
+    /// `Descendants(steps[i])` inside a value's children.
+    enum Work<'v> {
+        Apply(&'v [u8], usize),
+        Inside(&'v [u8], usize),
+    }
+    let too_many = || {
+        WildcardError::TooMuch(format!(
+            "the path matches more than {MAX_MATCHES} values in one row"
+        ))
+    };
+    let mut stack = vec![Work::Apply(value, 0)];
+    let mut visits = 0usize;
+    while let Some(work) = stack.pop() {
+        visits += 1;
+        if visits > MAX_VISITS {
+            return Err(WildcardError::TooMuch(format!(
+                "the path visits more than {MAX_VISITS} values in one row"
+            )));
+        }
+        match work {
+            Work::Apply(v, i) => {
+                let Some(step) = steps.get(i) else {
+                    if out.len() >= MAX_MATCHES {
+                        return Err(too_many());
+                    }
+                    let len = value_len(v).ok_or_else(|| malformed("the value"))?;
+                    out.push(v.get(..len).ok_or_else(|| malformed("the value"))?);
+                    continue;
+                };
+                match step {
+                    Step::Key(k) => {
+                        if let Some(c) = object_field(dict, v, k)? {
+                            stack.push(Work::Apply(c, i + 1));
+                        }
+                    }
+                    Step::Index(n) => {
+                        if let Some(c) = array_element(v, *n)? {
+                            stack.push(Work::Apply(c, i + 1));
+                        }
+                    }
+                    Step::Elements | Step::Fields => {
+                        let wanted = if matches!(step, Step::Elements) { ARRAY } else { OBJECT };
+                        let header = *v.first().ok_or_else(|| malformed("a value header"))?;
+                        if basic_type(header) != wanted {
+                            continue;
+                        }
+                        if let Some(kids) = children(dict, v)? {
+                            stack.extend(kids.iter().rev().map(|(_, c)| Work::Apply(c, i + 1)));
+                        }
+                    }
+                    Step::Descendants(k) => {
+                        // Pre-order: this value's field first, then what its
+                        // children hold (pushed first, so popped after).
+                        stack.push(Work::Inside(v, i));
+                        if let Some(c) = object_field(dict, v, k)? {
+                            stack.push(Work::Apply(c, i + 1));
+                        }
+                    }
+                }
+            }
+            Work::Inside(v, i) => {
+                if let Some(kids) = children(dict, v)? {
+                    // Each child is looked at as the descendant search would
+                    // look at the value itself.
+                    stack.extend(kids.iter().rev().map(|(_, c)| Work::Apply(c, i)));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
