@@ -442,7 +442,7 @@ mod tests {
             ("$.*", vec![Fields]),
             ("$.a.*[0]", vec![k("a"), Fields, Step::Index(0)]),
             ("$..a", vec![Descendants("a".into())]),
-            ("$..['a b'].c", vec![Descendants("a b".into()), k("c")]),
+            ("$..['a.b'].c", vec![Descendants("a.b".into()), k("c")]),
             ("$.x..y[*]", vec![k("x"), Descendants("y".into()), Elements]),
         ];
         for (text, expected) in cases {
