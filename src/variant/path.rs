@@ -278,7 +278,11 @@ pub fn steps_to_string(steps: &[Step]) -> String {
             Step::Elements => s.push_str("[*]"),
             Step::Fields => s.push_str(".*"),
             Step::Descendants(k) => {
+                // `..name` or `..['name']`.
                 s.push('.');
+                if !plain_key(k) {
+                    s.push('.');
+                }
                 push_key(&mut s, k);
             }
         }
@@ -286,10 +290,15 @@ pub fn steps_to_string(steps: &[Step]) -> String {
     s
 }
 
+/// Whether `k` prints as `.name`.
+fn plain_key(k: &str) -> bool {
+    !k.is_empty() && k != "*" && !k.contains(['.', '[', '\''])
+}
+
 /// `.name`, or `['name']` / `["name"]` when `.name` would read back otherwise
 /// (empty, `*`, or holding `.`, `[` or a quote).
 fn push_key(s: &mut String, k: &str) {
-    if !k.is_empty() && k != "*" && !k.contains(['.', '[', '\'']) {
+    if plain_key(k) {
         s.push('.');
         s.push_str(k);
     } else if !k.contains('\'') {

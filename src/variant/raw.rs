@@ -342,4 +342,31 @@ mod tests {
         assert_eq!(get("$.b"), Some(&[0x0c, 0x01][..]));
         assert_eq!(get("$.c"), None);
     }
+
+    /// Several `..` steps over deep nesting multiply: the row is refused with
+    /// an error that says why, instead of building an answer of millions of
+    /// values.
+    #[test]
+    fn wildcard_matches_are_bounded() {
+        use crate::variant::json::{JsonParseOptions, JsonToVariant};
+        use crate::variant::path::{GetPath, parse_get_path};
+        let depth = 120;
+        let doc = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+        let mut p = JsonToVariant::new(JsonParseOptions::default());
+        p.parse(&doc).unwrap();
+        let dict = check_metadata(p.metadata()).unwrap();
+        let steps = |text: &str| match parse_get_path(text).unwrap() {
+            GetPath::Wildcard(s) => s,
+            GetPath::Exact(_) => unreachable!(),
+        };
+        let mut out = Vec::new();
+        get_all(&dict, p.value(), &steps("$..a"), &mut out).unwrap();
+        assert_eq!(out.len(), depth);
+        out.clear();
+        let e = get_all(&dict, p.value(), &steps("$..a..a..a..a"), &mut out).unwrap_err();
+        assert!(
+            matches!(&e, WildcardError::TooMuch(why) if why.contains("more than")),
+            "{e}"
+        );
+    }
 }
