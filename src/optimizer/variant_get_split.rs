@@ -72,8 +72,7 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     // array, and no file answers it from leaves).
     match &f.args[1] {
         Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
-            if p.trim() != "$"
-                && !matches!(parse_get_path(p), Ok(GetPath::Wildcard(_))) => {}
+            if p.trim() != "$" && !matches!(parse_get_path(p), Ok(GetPath::Wildcard(_))) => {}
         _ => return Ok(Transformed::no(expr)),
     }
     // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,

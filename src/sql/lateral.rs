@@ -34,6 +34,7 @@
 
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, Result, plan_err};
@@ -41,12 +42,12 @@ use datafusion::logical_expr::planner::{
     PlannedRelation, RelationPlanner, RelationPlannerContext, RelationPlanning,
 };
 use datafusion::logical_expr::{
-    Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Subquery, SubqueryAlias, lit,
+    Expr, ExprSchemable, JoinType, LogicalPlan, LogicalPlanBuilder, Subquery, SubqueryAlias, lit,
 };
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, TableFactor};
 
-use crate::udf::{variant_explode_outer_udf, variant_explode_udf};
+use crate::udf::{variant_explode_outer_udf, variant_explode_udf, variant_flatten_udf};
 
 /// The name of the column holding the exploded list.
 const EXPLODED: &str = "__variant_explode";
@@ -75,38 +76,42 @@ impl RelationPlanner for LateralExplodePlanner {
         else {
             return Ok(RelationPlanning::Original(Box::new(relation)));
         };
-        let udf = match name.to_string().to_ascii_lowercase().as_str() {
-            "variant_explode" => variant_explode_udf(),
-            "variant_explode_outer" => variant_explode_outer_udf(),
+        let lower = name.to_string().to_ascii_lowercase();
+        let (udf, outputs) = match lower.as_str() {
+            "variant_explode" => (variant_explode_udf(), EXPLODE_OUTPUTS),
+            "variant_explode_outer" => (variant_explode_outer_udf(), EXPLODE_OUTPUTS),
+            "variant_flatten" => (variant_flatten_udf(), FLATTEN_OUTPUTS),
             _ => return Ok(RelationPlanning::Original(Box::new(relation))),
         };
-        let [arg] = args.as_slice() else {
+        let args = ordered_arguments(&lower, args)?;
+        let mut call_args = Vec::with_capacity(args.len());
+        for arg in args {
+            let FunctionArgExpr::Expr(e) = arg else {
+                return plan_err!("{lower}: unsupported argument {arg}");
+            };
+            call_args.push(context.sql_to_expr(e, &DFSchema::empty())?);
+        }
+        if lower != "variant_flatten" && call_args.len() != 1 {
             return plan_err!(
                 "{} takes exactly one VARIANT argument, got {}",
                 udf.name(),
-                args.len()
+                call_args.len()
             );
-        };
-        let expr = match arg {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e.clone(),
-            FunctionArg::Named {
-                name: arg_name,
-                arg: FunctionArgExpr::Expr(e),
-                ..
-            } if arg_name.value.eq_ignore_ascii_case("input") => e.clone(),
-            other => return plan_err!("{}: unsupported argument {other}", udf.name()),
-        };
-        let input = context.sql_to_expr(expr, &DFSchema::empty())?;
+        }
         let exploded = Column::from_name(EXPLODED);
-        let field = |name: &str| {
+        let output = |name: &str| {
+            if name == SEQ {
+                // Numbered per input row when the join is decorrelated.
+                return lit(1i64).alias(name);
+            }
             datafusion::functions::core::get_field()
                 .call(vec![Expr::Column(exploded.clone()), lit(name)])
                 .alias(name)
         };
         let plan = LogicalPlanBuilder::empty(true)
-            .project(vec![udf.call(vec![input]).alias(EXPLODED)])?
+            .project(vec![udf.call(call_args).alias(EXPLODED)])?
             .unnest_column(exploded.clone())?
-            .project(vec![field("pos"), field("key"), field("value")])?
+            .project(outputs.iter().map(|n| output(n)).collect::<Vec<_>>())?
             .build()?;
         Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
             plan,
@@ -115,11 +120,108 @@ impl RelationPlanner for LateralExplodePlanner {
     }
 }
 
+/// The columns of `variant_explode` and `variant_explode_outer`.
+const EXPLODE_OUTPUTS: &[&str] = &["pos", "key", "value"];
+/// The columns of `variant_flatten`; `seq` numbers the input rows, the others
+/// are fields of its structs.
+const FLATTEN_OUTPUTS: &[&str] = &["seq", "key", "path", "index", "value", "this"];
+/// The name of `variant_flatten`'s row number.
+const SEQ: &str = "seq";
+/// The column holding the row number of the left side.
+const ROW_NUMBER: &str = "__variant_flatten_seq";
+
+/// The arguments of a lateral call in position order, named ones placed by
+/// name (`input =>` for the explode functions, `variant_flatten`'s five with
+/// their defaults for the ones left out).
+fn ordered_arguments(name: &str, args: &[FunctionArg]) -> Result<Vec<FunctionArgExpr>> {
+    let parameters = table_function_parameters(name).unwrap_or(&[]);
+    let mut slots = place_arguments(name, parameters, args)?;
+    fill_defaults(name, &mut slots);
+    let given = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    let mut ordered = Vec::with_capacity(given);
+    for (slot, value) in slots.into_iter().take(given).enumerate() {
+        match value {
+            Some(v) => ordered.push(v),
+            None => return plan_err!("{name}: argument '{}' is missing", parameters[slot]),
+        }
+    }
+    Ok(ordered)
+}
+
+/// Named and positional arguments put into their parameter's slot.
+fn place_arguments(
+    name: &str,
+    parameters: &[&str],
+    args: &[FunctionArg],
+) -> Result<Vec<Option<FunctionArgExpr>>> {
+    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; parameters.len().max(args.len())];
+    for (i, arg) in args.iter().enumerate() {
+        let (slot, value) = match arg {
+            FunctionArg::Unnamed(value) => (i, value),
+            FunctionArg::Named {
+                name: arg_name,
+                arg: value,
+                ..
+            } => {
+                let Some(slot) = parameters
+                    .iter()
+                    .position(|p| arg_name.value.eq_ignore_ascii_case(p))
+                else {
+                    return plan_err!(
+                        "{name}: unknown argument '{}'; its arguments are {}",
+                        arg_name.value,
+                        parameters.join(", ")
+                    );
+                };
+                (slot, value)
+            }
+            other @ FunctionArg::ExprNamed { .. } => {
+                return plan_err!("{name}: unsupported argument {other}");
+            }
+        };
+        match slots.get_mut(slot) {
+            Some(s @ None) => *s = Some(value.clone()),
+            Some(Some(_)) => {
+                return plan_err!("{name}: argument '{}' is given twice", parameters[slot]);
+            }
+            None => return plan_err!("{name}: too many arguments"),
+        }
+    }
+    if slots.len() > parameters.len() && !parameters.is_empty() {
+        return plan_err!(
+            "{name}: too many arguments; its arguments are {}",
+            parameters.join(", ")
+        );
+    }
+    Ok(slots)
+}
+
+/// `variant_flatten`'s defaults for the arguments left out before the last
+/// one given (Snowflake users name only the ones they change).
+fn fill_defaults(name: &str, slots: &mut [Option<FunctionArgExpr>]) {
+    use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, Value};
+    if name != "variant_flatten" {
+        return;
+    }
+    let given = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    for (i, slot) in slots.iter_mut().enumerate().take(given).skip(1) {
+        if slot.is_none() {
+            let value = match i {
+                1 => Value::SingleQuotedString(String::new()),
+                2 | 3 => Value::Boolean(false),
+                _ => Value::SingleQuotedString("both".to_string()),
+            };
+            *slot = Some(FunctionArgExpr::Expr(SqlExpr::Value(value.into())));
+        }
+    }
+}
+
 /// The parameter names of the crate's table functions that take named
 /// arguments, in position order.
 fn table_function_parameters(name: &str) -> Option<&'static [&'static str]> {
     match name {
         "variant_explode" | "variant_explode_outer" => Some(&["input"]),
+        "variant_flatten" => Some(&crate::udf::flatten::PARAMETERS),
         "variant_paths" => Some(&["path", "sample"]),
         _ => None,
     }
@@ -139,9 +241,9 @@ fn positional_arguments(relation: &TableFactor) -> Result<Option<TableFactor>> {
         return Ok(None);
     };
     let lower = name.to_string().to_ascii_lowercase();
-    let Some(parameters) = table_function_parameters(&lower) else {
+    if table_function_parameters(&lower).is_none() {
         return Ok(None);
-    };
+    }
     if !args
         .args
         .iter()
@@ -149,47 +251,10 @@ fn positional_arguments(relation: &TableFactor) -> Result<Option<TableFactor>> {
     {
         return Ok(None);
     }
-    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; parameters.len()];
-    for (i, arg) in args.args.iter().enumerate() {
-        let (slot, value) = match arg {
-            FunctionArg::Unnamed(value) => (i, value),
-            FunctionArg::Named {
-                name: arg_name,
-                arg: value,
-                ..
-            } => {
-                let Some(slot) = parameters
-                    .iter()
-                    .position(|p| arg_name.value.eq_ignore_ascii_case(p))
-                else {
-                    return plan_err!(
-                        "{lower}: unknown argument '{}'; its arguments are {}",
-                        arg_name.value,
-                        parameters.join(", ")
-                    );
-                };
-                (slot, value)
-            }
-            other @ FunctionArg::ExprNamed { .. } => {
-                return plan_err!("{lower}: unsupported argument {other}");
-            }
-        };
-        match slots.get_mut(slot) {
-            Some(s @ None) => *s = Some(value.clone()),
-            Some(Some(_)) => {
-                return plan_err!("{lower}: argument '{}' is given twice", parameters[slot]);
-            }
-            None => return plan_err!("{lower}: too many arguments"),
-        }
-    }
-    let given = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-    let mut positional = Vec::with_capacity(given);
-    for (slot, value) in slots.into_iter().take(given).enumerate() {
-        match value {
-            Some(v) => positional.push(FunctionArg::Unnamed(v)),
-            None => return plan_err!("{lower}: argument '{}' is missing", parameters[slot]),
-        }
-    }
+    let positional = ordered_arguments(&lower, &args.args)?
+        .into_iter()
+        .map(FunctionArg::Unnamed)
+        .collect();
     let mut relation = relation.clone();
     if let TableFactor::Table {
         args: Some(args), ..
@@ -230,7 +295,7 @@ fn explode_call(subquery: &LogicalPlan) -> Option<(Expr, Vec<String>)> {
         .map(|f| f.name().clone())
         .collect();
     let top = match outer.input.as_ref() {
-        LogicalPlan::Projection(p) if outer.expr.len() == 3 => p,
+        LogicalPlan::Projection(p) => p,
         _ => outer,
     };
     let LogicalPlan::Unnest(unnest) = top.input.as_ref() else {
@@ -284,18 +349,39 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         .into_iter()
         .map(Expr::Column)
         .collect();
+    let flatten = matches!(&call, Expr::ScalarFunction(f) if f.func.name() == "variant_flatten");
+    let sources = if flatten {
+        FLATTEN_OUTPUTS
+    } else {
+        EXPLODE_OUTPUTS
+    };
+    if sources.len() != names.len() {
+        return Ok(Transformed::no(plan));
+    }
     let exploded = Column::from_name(EXPLODED);
     let mut with_call = left_columns.clone();
     with_call.push(call.alias(EXPLODED));
-    let mut output = left_columns;
-    for (source, name) in ["pos", "key", "value"].into_iter().zip(&names) {
-        output.push(
-            datafusion::functions::core::get_field()
-                .call(vec![Expr::Column(exploded.clone()), lit(source)])
-                .alias_qualified(Some(alias.clone()), name),
-        );
+    let mut builder = LogicalPlanBuilder::from(left.as_ref().clone());
+    if flatten {
+        // `seq`: the left row's number (unique, not ordered). Unused, the
+        // window is pruned with the column.
+        builder = builder.window(vec![
+            datafusion::functions_window::expr_fn::row_number().alias(ROW_NUMBER),
+        ])?;
+        with_call.push(Expr::Column(Column::from_name(ROW_NUMBER)));
     }
-    let mut builder = LogicalPlanBuilder::from(left.as_ref().clone())
+    let mut output = left_columns;
+    for (source, name) in sources.iter().zip(&names) {
+        let value = if *source == SEQ {
+            Expr::Column(Column::from_name(ROW_NUMBER))
+                .cast_to(&DataType::Int64, builder.schema())?
+        } else {
+            datafusion::functions::core::get_field()
+                .call(vec![Expr::Column(exploded.clone()), lit(*source)])
+        };
+        output.push(value.alias_qualified(Some(alias.clone()), name));
+    }
+    let mut builder = builder
         .project(with_call)?
         .unnest_column_with_options(
             exploded,
@@ -331,6 +417,37 @@ mod tests {
         assert!(
             !text.contains("outer_ref") && !text.contains("Subquery:"),
             "{text}"
+        );
+    }
+
+    /// A lateral `variant_flatten` becomes an unnest too; its `seq` is a row
+    /// number of the left side, planned only when the query reads it.
+    #[tokio::test]
+    async fn fires_on_a_lateral_flatten_numbering_rows_only_for_seq() {
+        let ctx = crate::variant_context();
+        let plan = |cols: &str| {
+            let ctx = ctx.clone();
+            let sql = format!(
+                "SELECT {cols} FROM {T}, LATERAL variant_flatten(input => t.v, recursive => true) f"
+            );
+            async move {
+                let plan = ctx.sql(&sql).await.unwrap().into_optimized_plan().unwrap();
+                plan.display_indent().to_string()
+            }
+        };
+        let without = plan("t.id, f.path").await;
+        assert!(
+            without.contains("Unnest:") && without.contains("variant_flatten(t.v"),
+            "{without}"
+        );
+        assert!(
+            !without.contains("row_number") && !without.contains("Subquery:"),
+            "{without}"
+        );
+        let with = plan("t.id, f.seq").await;
+        assert!(
+            with.contains("row_number()") && !with.contains("Subquery:"),
+            "{with}"
         );
     }
 

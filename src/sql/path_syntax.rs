@@ -358,10 +358,7 @@ impl ExprPlanner for VariantExprPlanner {
             return Ok(PlannerResult::Original(vec![]));
         }
         let column = Expr::Column(Column::new(qualifier.cloned(), field.name()));
-        let segments = nested_names
-            .iter()
-            .map(|n| Step::Key(n.clone()))
-            .collect();
+        let segments = nested_names.iter().map(|n| Step::Key(n.clone())).collect();
         Ok(PlannerResult::Planned(extract(column, segments)))
     }
 }

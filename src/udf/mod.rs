@@ -8,6 +8,7 @@ use datafusion::logical_expr::ScalarUDF;
 pub mod coerce;
 pub(crate) mod common;
 pub mod explode;
+pub mod flatten;
 mod is_variant_null;
 mod mutate;
 mod parse_json;
@@ -19,6 +20,7 @@ mod to_variant;
 mod variant_get;
 
 pub use explode::{VariantExplodeFunc, VariantExplodeOuterFunc, VariantExplodeTable};
+pub use flatten::{VariantFlattenFunc, VariantFlattenTable};
 pub use is_variant_null::IsVariantNullFunc;
 pub use mutate::{
     IsValidVariantFunc, MutateKind, VariantDeleteFunc, VariantMutateFunc, VariantStripNullsFunc,
@@ -63,6 +65,7 @@ make_udf!(variant_object_keys_udf, VariantObjectKeysFunc::new());
 make_udf!(variant_array_length_udf, VariantArrayLengthFunc::new());
 make_udf!(variant_explode_udf, VariantExplodeFunc::new());
 make_udf!(variant_explode_outer_udf, VariantExplodeOuterFunc::new());
+make_udf!(variant_flatten_udf, VariantFlattenFunc::new());
 make_udf!(
     variant_insert_udf,
     VariantMutateFunc::new(MutateKind::Insert, false)
@@ -110,6 +113,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         variant_array_length_udf(),
         variant_explode_udf(),
         variant_explode_outer_udf(),
+        variant_flatten_udf(),
         variant_insert_udf(),
         try_variant_insert_udf(),
         variant_set_udf(),
@@ -123,10 +127,10 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
     ]
 }
 
-/// The table functions of this module: `variant_explode(<constant>)` and
-/// `variant_explode_outer(<constant>)`.
+/// The table functions of this module: `variant_explode(<constant>)`,
+/// `variant_explode_outer(<constant>)` and `variant_flatten(<constant>, ...)`.
 pub fn table_functions() -> Vec<Arc<datafusion::catalog::TableFunction>> {
-    [
+    let mut functions: Vec<_> = [
         VariantExplodeTable::new(false),
         VariantExplodeTable::new(true),
     ]
@@ -137,7 +141,12 @@ pub fn table_functions() -> Vec<Arc<datafusion::catalog::TableFunction>> {
             Arc::new(f),
         ))
     })
-    .collect()
+    .collect();
+    functions.push(Arc::new(datafusion::catalog::TableFunction::new(
+        flatten::VARIANT_FLATTEN.to_string(),
+        Arc::new(VariantFlattenTable),
+    )));
+    functions
 }
 
 /// [`Expr`](datafusion::logical_expr::Expr) builders for DataFrame users.

@@ -198,7 +198,9 @@ fn parse_steps(path: &str, wildcards: bool) -> Result<Vec<Step>, PathError> {
             b'.' if wildcards && bytes.get(i + 1) == Some(&b'.') => {
                 let start = i + 2;
                 if bytes.get(start) == Some(&b'[') {
-                    let (key, next) = quoted_key(path, start).map_err(|()| err())?.ok_or_else(err)?;
+                    let (key, next) = quoted_key(path, start)
+                        .map_err(|()| err())?
+                        .ok_or_else(err)?;
                     steps.push(Step::Descendants(key));
                     i = next;
                 } else {
@@ -462,7 +464,9 @@ mod tests {
             );
             assert_eq!(steps_to_string(&expected), text);
         }
-        for text in ["$..", "$...a", "$..*", "$..[*]", "$..[0]", "$[*", "$[**]", "$.a[ *]"] {
+        for text in [
+            "$..", "$...a", "$..*", "$..[*]", "$..[0]", "$[*", "$[**]", "$.a[ *]",
+        ] {
             assert!(parse_get_path(text).is_err(), "{text:?} should be invalid");
         }
         // Spark's grammar is unchanged: `$.*` is the key `*`, `[*]` is refused.
@@ -471,7 +475,10 @@ mod tests {
         // A key `*` prints so that both grammars read the key back.
         let star = path_to_string(&[key("*")]);
         assert_eq!(star, "$['*']");
-        assert_eq!(parse_get_path(&star).unwrap(), GetPath::Exact(vec![key("*")]));
+        assert_eq!(
+            parse_get_path(&star).unwrap(),
+            GetPath::Exact(vec![key("*")])
+        );
     }
 
     #[test]

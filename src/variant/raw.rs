@@ -275,7 +275,11 @@ pub fn get_all<'v>(
                         }
                     }
                     Step::Elements | Step::Fields => {
-                        let wanted = if matches!(step, Step::Elements) { ARRAY } else { OBJECT };
+                        let wanted = if matches!(step, Step::Elements) {
+                            ARRAY
+                        } else {
+                            OBJECT
+                        };
                         let header = *v.first().ok_or_else(|| malformed("a value header"))?;
                         if basic_type(header) != wanted {
                             continue;
