@@ -266,6 +266,55 @@ pub mod expr_fn {
 mod tests {
     use std::sync::Arc;
 
+    /// Every SQL example in the functions' documentation (`> SELECT ...`
+    /// followed by its answer, one line per row, values separated by spaces)
+    /// gives that answer.
+    #[tokio::test]
+    async fn every_documented_example_gives_its_answer() {
+        use arrow::util::display::{ArrayFormatter, FormatOptions};
+        let ctx = crate::variant_context();
+        let mut checked = 0;
+        for f in super::functions() {
+            let Some(example) = f.documentation().and_then(|d| d.sql_example.clone()) else {
+                continue;
+            };
+            // (SQL, answer lines) per `> ` line.
+            let mut examples: Vec<(&str, Vec<&str>)> = Vec::new();
+            for line in example.lines() {
+                match (line.strip_prefix("> "), examples.last_mut()) {
+                    (Some(sql), _) => examples.push((sql, Vec::new())),
+                    (None, Some((_, answer))) => answer.push(line),
+                    (None, None) => panic!("{}: an answer without SQL: {line}", f.name()),
+                }
+            }
+            for (sql, expected) in examples {
+                let df = ctx.sql(sql).await;
+                let batches = match df {
+                    Ok(df) => df.collect().await,
+                    Err(e) => Err(e),
+                }
+                .unwrap_or_else(|e| panic!("{}: {sql}: {e}", f.name()));
+                let options = FormatOptions::default().with_null("NULL");
+                let mut lines = Vec::new();
+                for batch in &batches {
+                    let formatters: Vec<_> = batch
+                        .columns()
+                        .iter()
+                        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap())
+                        .collect();
+                    for row in 0..batch.num_rows() {
+                        let cells: Vec<String> =
+                            formatters.iter().map(|f| f.value(row).to_string()).collect();
+                        lines.push(cells.join(" "));
+                    }
+                }
+                assert_eq!(lines, expected, "{}: {sql}", f.name());
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} examples");
+    }
+
     use arrow::array::{
         ArrayRef, AsArray, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, StructArray,
     };
