@@ -4,7 +4,8 @@
 //! predicates' literals (the main numeric field is clustered), plus one table
 //! holding all three layouts. Random queries with random predicates (=, <, >,
 //! BETWEEN, IN, IS [NOT] NULL, AND, OR, NOT; typed `variant_get` and
-//! `try_variant_get`, and wildcard paths in the output) must give identical answers with `variant.pushdown` on and
+//! `try_variant_get`; array indexes and wildcards through a random array of
+//! mixed elements, which read the array's subtree) must give identical answers with `variant.pushdown` on and
 //! off, with and without Parquet row filters, and identical to the unshredded
 //! table. The pushdown must also have pruned something and pushed something.
 
@@ -96,6 +97,28 @@ fn document(rng: &mut StdRng, id: usize, dirty: f64) -> Option<String> {
     if rng.random_bool(0.3) {
         field(&mut out, "g", "[1,\"two\",3]".to_string());
     }
+    // t: an array of mostly strings, sometimes other elements (ints, objects,
+    // nulls, nested arrays), sometimes not an array.
+    if rng.random_bool(0.8) {
+        let value = if rng.random_bool(dirty.max(0.02)) {
+            "\"flat\"".to_string()
+        } else {
+            let n = rng.random_range(0..5);
+            let items: Vec<String> = (0..n)
+                .map(
+                    |_| match rng.random_range(0..(if dirty > 0.0 { 10 } else { 6 })) {
+                        0..=5 => format!("\"{}\"", ["x", "y", "z", "w"][rng.random_range(0..4)]),
+                        6 => rng.random_range(0..9).to_string(),
+                        7 => format!("{{\"k\":{}}}", rng.random_range(0..9)),
+                        8 => "null".to_string(),
+                        _ => "[\"x\"]".to_string(),
+                    },
+                )
+                .collect();
+            format!("[{}]", items.join(","))
+        };
+        field(&mut out, "t", value);
+    }
     out.push('}');
     Some(out)
 }
@@ -107,7 +130,7 @@ fn atom(rng: &mut StdRng) -> String {
     let small = rng.random_range(-5..105);
     let color = ["red", "green", "blue", "s1", "Zed", "nope"][rng.random_range(0..6)];
     let op = ["=", "<", "<=", ">", ">=", "<>"][rng.random_range(0..6)];
-    match rng.random_range(0..17) {
+    match rng.random_range(0..20) {
         0 => format!("v:a::bigint {op} {n}"),
         1 => format!("v:a::bigint BETWEEN {n} AND {m}"),
         2 => format!("v:a::bigint IN ({n}, {m}, {})", n + 3),
@@ -136,6 +159,16 @@ fn atom(rng: &mut StdRng) -> String {
             "array_has(try_variant_get(v, '$.g[*]', 'string'), '{}')",
             ["two", "1", "x"][rng.random_range(0..3)]
         ),
+        16 => format!(
+            "array_has(v:t[*]::array<string>, '{}')",
+            ["x", "y", "z", "3"][rng.random_range(0..4)]
+        ),
+        17 => format!(
+            "v:t[{}]::string {op} '{}'",
+            rng.random_range(0..3),
+            ["x", "y", "z"][rng.random_range(0..3)]
+        ),
+        18 => format!("variant_array_length(v:t) {op} {}", rng.random_range(0..5)),
         _ => format!("v:f::double {op} {}", rng.random_range(-50..50)),
     }
 }
@@ -158,7 +191,7 @@ fn predicate(rng: &mut StdRng, depth: usize) -> String {
 }
 
 fn query(rng: &mut StdRng, table: &str) -> String {
-    let select = match rng.random_range(0..5) {
+    let select = match rng.random_range(0..6) {
         0 => "id, v:a::bigint AS a, v:b::string AS b, to_json(v:c) AS c".to_string(),
         1 => "id, try_variant_get(v, '$.c.d', 'int') AS d, to_json(v:a) AS a, v:c.e::string AS e"
             .to_string(),
@@ -166,6 +199,10 @@ fn query(rng: &mut StdRng, table: &str) -> String {
         // Wildcard paths are answered from the whole value in every layout.
         3 => "id, to_json(variant_get(v, '$.c.*')) AS c, to_json(variant_get(v, '$..d')) AS d, \
               try_variant_get(v, '$.g[*]', 'int') AS g"
+            .to_string(),
+        // Array steps and wildcards through the array `t`.
+        4 => "id, to_json(v:t[*]) AS t, try_variant_get(v, '$.t[*].k', 'int') AS k, \
+              to_json(v:t[1]) AS t1"
             .to_string(),
         _ => {
             return format!(
@@ -222,6 +259,23 @@ async fn scan_metric(ctx: &SessionContext, sql: &str, metric: &str) -> Result<us
     let plan = ctx.sql(sql).await?.create_physical_plan().await?;
     collect(Arc::clone(&plan), ctx.task_ctx()).await?;
     Ok(crate::rules::scan_metric(&plan, metric))
+}
+
+/// Runs `sql` and sums the Parquet scans' `bytes_scanned`.
+async fn bytes_scanned(ctx: &SessionContext, sql: &str) -> Result<usize> {
+    fn sum(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
+        let own = if plan.name() == "DataSourceExec" {
+            plan.metrics()
+                .and_then(|m| m.sum_by_name("bytes_scanned"))
+                .map_or(0, |v| v.as_usize())
+        } else {
+            0
+        };
+        own + plan.children().into_iter().map(sum).sum::<usize>()
+    }
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    Ok(sum(&plan))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -341,6 +395,16 @@ async fn pushdown_on_and_off_agree_on_random_queries() -> Result<()> {
         let probe = "SELECT count(*) FROM shredded WHERE v:a::bigint BETWEEN 300 AND 330";
         pruned += scan_metric(&ctx, probe, "row_groups_pruned").await?;
         pushed += scan_metric(&ctx, probe, "extractions_pushed").await?;
+        // A path through the shredded array reads the array's chunks, not the
+        // whole value.
+        let through_array = "SELECT count(v:t[*]), count(v:t[1]) FROM shredded";
+        let on = bytes_scanned(&ctx, through_array).await?;
+        set(&ctx, "SET variant.pushdown = false").await?;
+        let off = bytes_scanned(&ctx, through_array).await?;
+        assert!(
+            on * 2 < off,
+            "dataset {dataset}: {on} bytes with the pushdown, {off} without"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(combinations >= 1000, "{combinations}");

@@ -17,7 +17,7 @@ use crate::variant::cast::{CastError, CastOptions};
 use crate::variant::encoding::write_array;
 use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
 use crate::variant::path::{GetPath, PathError, PathSegment, Step, parse_get_path};
-use crate::variant::raw::{WildcardError, get_all, get_path};
+use crate::variant::raw::{WildcardError, get_all_under_prefix, get_path};
 use crate::variant::types::SparkType;
 use crate::variant::validate::{self, MalformedVariant};
 
@@ -77,7 +77,8 @@ pub enum PathArg<'a> {
     /// One parsed path for every row (`&[]` is `$`).
     Literal(&'a [PathSegment]),
     /// One wildcard path for every row: each row gives an array of its matches
-    /// (converted to `array<target>` when there is a target).
+    /// (converted to `array<target>` when there is a target), or NULL when the
+    /// keys and indexes before the first wildcard find nothing.
     Wildcard(&'a [Step]),
     /// A string column with one path per row (NULL rows give NULL). A
     /// wildcard path in it works without a target only: the type of the
@@ -250,7 +251,10 @@ pub fn variant_get(
         let sub = match path {
             PathArg::Wildcard(steps) => {
                 matches.clear();
-                get_all(dict, value, steps, &mut matches)?;
+                if !get_all_under_prefix(dict, value, steps, &mut matches)? {
+                    out.append_null();
+                    continue;
+                }
                 for m in &matches {
                     validate::check_value_with(m, dict).map_err(malformed)?;
                 }

@@ -19,6 +19,7 @@ use datafusion::physical_expr_adapter::{
 };
 
 use super::shredded_get::{Extraction, ValueFreeNodes, rewrite_extraction};
+use super::subtree_get::rewrite_subtree;
 use crate::array::{VariantColumnBuilder, VariantInput, is_variant_type, variant_data_type};
 
 /// A placeholder for a rewritten sub-expression while the inner adapter runs, so
@@ -259,15 +260,22 @@ impl VariantExprAdapter {
         if !self.pushdown {
             return Ok(None);
         }
-        let Some(extraction) = Extraction::of(expr) else {
-            return Ok(None);
-        };
-        Ok(
-            rewrite_extraction(&extraction, &self.physical, &self.value_free)?.map(|get| Pending {
+        if let Some(extraction) = Extraction::of(expr)
+            && let Some(get) = rewrite_extraction(&extraction, &self.physical, &self.value_free)?
+        {
+            return Ok(Some(Pending {
                 field: Arc::clone(&extraction.return_field),
                 replacement: Arc::new(get),
-            }),
-        )
+            }));
+        }
+        // Not from leaves: from the subtree of the shredded key prefix.
+        let Some(get) = rewrite_subtree(expr, &self.physical)? else {
+            return Ok(None);
+        };
+        Ok(Some(Pending {
+            field: get.return_field(&self.physical)?,
+            replacement: Arc::new(get),
+        }))
     }
 }
 

@@ -61,6 +61,7 @@ pub mod reshred;
 mod scan;
 pub mod shredded_get;
 mod sink;
+pub mod subtree_get;
 
 pub use adapter::{ReassembleVariant, VariantExprAdapterFactory};
 pub use bounds::{Bounds, PathBounds, PathKey};

@@ -303,8 +303,10 @@ mod tests {
                         .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap())
                         .collect();
                     for row in 0..batch.num_rows() {
-                        let cells: Vec<String> =
-                            formatters.iter().map(|f| f.value(row).to_string()).collect();
+                        let cells: Vec<String> = formatters
+                            .iter()
+                            .map(|f| f.value(row).to_string())
+                            .collect();
                         lines.push(cells.join(" "));
                     }
                 }

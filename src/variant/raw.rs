@@ -207,6 +207,36 @@ impl std::fmt::Display for WildcardError {
     }
 }
 
+/// [`get_all`] after the keys and indexes that lead to the first wildcard:
+/// `Ok(false)` (and nothing in `out`) when those find nothing, so that a
+/// missing prefix is NULL as for a path without wildcards.
+///
+/// # Errors
+/// As [`get_all`].
+pub fn get_all_under_prefix<'v>(
+    dict: &[&str],
+    value: &'v [u8],
+    steps: &[Step],
+    out: &mut Vec<&'v [u8]>,
+) -> Result<bool, WildcardError> {
+    let mut node = value;
+    let mut taken = 0;
+    for step in steps {
+        let next = match step {
+            Step::Key(k) => object_field(dict, node, k)?,
+            Step::Index(i) => array_element(node, *i)?,
+            Step::Elements | Step::Fields | Step::Descendants(_) => break,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return Ok(false),
+        }
+        taken += 1;
+    }
+    get_all(dict, node, &steps[taken..], out)?;
+    Ok(true)
+}
+
 /// Follows a wildcard path through the value bytes and appends every match to
 /// `out`, in document order (see [`Step`]). A step that finds nothing (a
 /// missing key, an index out of range, `[*]` on a non-array, `.*` on a
