@@ -350,12 +350,38 @@ impl FilePlanner {
                         )
                     }
                     None => {
-                        let outcome = arrow_schema
-                            .field_with_name(column)
-                            .map_or(Outcome::Unshredded, |f| {
-                                super::shredded_get::fallback_reason(f.data_type(), &e.path)
-                            });
-                        (outcome, whole_bytes, 0)
+                        let field = arrow_schema.field_with_name(column).ok();
+                        let outcome = field.map_or(Outcome::Unshredded, |f| {
+                            super::shredded_get::fallback_reason(f.data_type(), &e.path)
+                        });
+                        // Read under the shredded key prefix when there is one
+                        // (`subtree_get`): the metadata and that group's leaves.
+                        let prefix = field.and_then(|f| {
+                            super::subtree_get::resolve_prefix(
+                                f.data_type(),
+                                &crate::variant::path::steps_of(&e.path),
+                            )
+                        });
+                        let bytes = match prefix {
+                            Some((node, _)) => {
+                                let mut under = descr
+                                    .columns()
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(_, c)| {
+                                        let parts = c.path().parts();
+                                        parts.first().map(String::as_str) == Some(column)
+                                            && (parts.get(1).map(String::as_str)
+                                                == Some("metadata")
+                                                || parts.get(1..=node.len())
+                                                    == Some(node.as_slice()))
+                                    })
+                                    .map(|(i, _)| i);
+                                bytes_of(&mut under)
+                            }
+                            None => whole_bytes,
+                        };
+                        (outcome, bytes, 0)
                     }
                 };
                 ExtractionRead {
