@@ -5,7 +5,10 @@
 
 Generates JSONBench-shaped Bluesky events (`df-variant generate-bluesky`, the
 Rust port of ../shared/bench/bluesky_gen.py), loads them into every layout,
-runs the five JSONBench queries on each engine x layout, checks that every
+runs the five JSONBench queries and two through arrays (A1: language counts
+from `$.commit.record.langs[*]`, A2: link features by URI prefix from
+`$.commit.record.facets[*].features[*].uri`) on each engine x layout (the
+datafusion+json peer runs the five only), checks that every
 engine returns the same answers, and prints one table: best-of-N wall time,
 CPU time of that run, bytes read (df-variant: the scan's bytes_scanned), and
 our shredded time's ratio to each peer; then load time and size per layout.
@@ -92,6 +95,40 @@ def df_json():
     g = lambda *p: "json_get_str(j, " + ", ".join(f"'{x}'" for x in p) + ")"
     f = FILTER.format(kind=g("kind"), op=g("commit", "operation"))
     return five(g("commit", "collection"), f, g("did"), "json_get_int(j, 'time_us')", **DATAFUSION)
+
+# --- two queries through arrays (beyond JSONBench's five) --------------------
+
+URI_PREFIX = "https://example.com/a"
+
+def arrays_ours(col="v"):
+    """Language counts from `$.commit.record.langs[*]`, and link features whose
+    URI has a prefix from `$.commit.record.facets[*].features[*].uri`, with
+    df-variant's wildcards."""
+    return [
+        f"SELECT lang, count(*) AS count FROM (SELECT unnest({col}:commit.record.langs[*]::array<string>) AS lang FROM bluesky) GROUP BY lang ORDER BY count DESC, lang",
+        f"SELECT count(*) AS links FROM (SELECT unnest({col}:commit.record.facets[*].features[*].uri::array<string>) AS uri FROM bluesky) WHERE uri LIKE '{URI_PREFIX}%'",
+    ]
+
+def arrays_duck_text(table):
+    """DuckDB's JSON paths with `[*]` on the JSON text table, as its docs write them."""
+    return [
+        f"SELECT lang, count(*) AS count FROM (SELECT unnest(j->>'$.commit.record.langs[*]') AS lang FROM {table}) GROUP BY lang ORDER BY count DESC, lang",
+        f"SELECT count(*) AS links FROM (SELECT unnest(j->>'$.commit.record.facets[*].features[*].uri') AS uri FROM {table}) WHERE uri LIKE '{URI_PREFIX}%'",
+    ]
+
+def arrays_duck_variant(table, col="j"):
+    """DuckDB 2.0's VARIANT has no `[*]`: a cast to a list, and list_transform."""
+    return [
+        f"SELECT lang, count(*) AS count FROM (SELECT unnest(({col}.commit.record.langs)::VARCHAR[]) AS lang FROM {table}) GROUP BY lang ORDER BY count DESC, lang",
+        f"SELECT count(*) AS links FROM (SELECT unnest(flatten(list_transform(({col}.commit.record.facets)::VARIANT[], lambda f: list_transform((f.features)::VARIANT[], lambda x: (x.uri)::VARCHAR)))) AS uri FROM {table}) WHERE uri LIKE '{URI_PREFIX}%'",
+    ]
+
+def arrays_spark():
+    """Spark 4.3: `variant_explode`, laterally (it refuses `[*]`)."""
+    return [
+        "SELECT variant_get(e.value, '$', 'string') AS lang, count(*) AS count FROM bluesky, LATERAL variant_explode(variant_get(v, '$.commit.record.langs')) e GROUP BY lang ORDER BY count DESC, lang",
+        f"SELECT count(*) AS links FROM bluesky, LATERAL variant_explode(variant_get(v, '$.commit.record.facets')) f, LATERAL variant_explode(variant_get(f.value, '$.features')) x WHERE variant_get(x.value, '$.uri', 'string') LIKE '{URI_PREFIX}%'",
+    ]
 
 # --- answers ----------------------------------------------------------------
 
@@ -216,9 +253,10 @@ def main():
     load("JSON text", P("text.parquet"), copy("off", P("text.parquet"), "to_json(v) AS j"))
 
     results = {}  # (engine, layout) -> list of (wall, cpu, bytes, rows) or error string
-    peer_sql = {}  # (engine, layout) -> the five SQL texts run, printed with the table
+    peer_sql = {}  # (engine, layout) -> the SQL texts run, printed with the table
+    NQ = 7  # the five JSONBench queries, then the two through arrays (A1, A2)
     def record(key, i, value):
-        results.setdefault(key, [None] * 5)[i] = value
+        results.setdefault(key, [None] * NQ)[i] = value
 
     # df-variant
     tables = {
@@ -228,7 +266,7 @@ def main():
     }
     for layout, ddl in tables.items():
         setup = ["SET datafusion.execution.time_zone = 'UTC'", ddl]
-        for i, q in enumerate(ours()):
+        for i, q in enumerate(ours() + arrays_ours()):
             print(f"df-variant {layout} Q{i + 1}", file=sys.stderr)
             try:
                 record(("df-variant", layout), i, ours_run(setup, q, a.runs, a.threads))
@@ -277,10 +315,12 @@ def main():
         else:
             layouts["duckdb shredded Parquet"] = (float("nan"), size(duck_parquet))
         duck_layouts = {
-            "JSON text": duck_text("bluesky_text"),
-            "VARIANT table": duck_variant("bluesky_variant"),
-            "own shredded Parquet": duck_variant(f"read_parquet('{duck_parquet}')"),
-            "our shredded Parquet": duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v"),
+            "JSON text": duck_text("bluesky_text") + arrays_duck_text("bluesky_text"),
+            "VARIANT table": duck_variant("bluesky_variant") + arrays_duck_variant("bluesky_variant"),
+            "own shredded Parquet": duck_variant(f"read_parquet('{duck_parquet}')")
+            + arrays_duck_variant(f"read_parquet('{duck_parquet}')"),
+            "our shredded Parquet": duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v")
+            + arrays_duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v"),
         }
         for layout, qs in duck_layouts.items():
             peer_sql[("duckdb 2.0", layout)] = qs
@@ -325,7 +365,7 @@ def main():
             for layout, path in (("our shredded Parquet", P("ours_shredded.parquet")),
                                  ("own shredded Parquet", spark_own)):
                 spark.read.parquet(path).createOrReplaceTempView("bluesky")
-                for i, q in enumerate(spark_sql()):
+                for i, q in enumerate(spark_sql() + arrays_spark()):
                     print(f"spark {layout} Q{i + 1}", file=sys.stderr)
                     try:
                         best = None
@@ -346,7 +386,8 @@ def main():
     reference = results.get(("df-variant", "shredded"))
     print(f"\nJSONBench, {a.rows:,} events, {a.threads} threads, best of {a.runs} "
           f"(wall s / CPU s; bytes read where known; ratio = peer time / our shredded time)\n")
-    header = f"{'engine':<16} {'layout':<22}" + "".join(f" {'Q' + str(i + 1):>22}" for i in range(5))
+    names = [f"Q{i + 1}" for i in range(5)] + ["A1 langs[*]", "A2 facets[*]"]
+    header = f"{'engine':<16} {'layout':<22}" + "".join(f" {n:>22}" for n in names)
     print(header)
     print("-" * len(header))
     mismatches = []
@@ -358,14 +399,14 @@ def main():
                 continue
             if isinstance(r, str):
                 cells.append("error")
-                mismatches.append(f"{engine} / {layout} Q{i + 1}: {r}")
+                mismatches.append(f"{engine} / {layout} {names[i]}: {r}")
                 continue
             wall, cpu, scanned, rows = r
             ok = True
             if reference and not isinstance(reference[i], str) and reference[i] is not None:
                 ok = answer(rows) == answer(reference[i][3])
                 if not ok:
-                    mismatches.append(f"{engine} / {layout} Q{i + 1}: {answer(rows)[:3]} != {answer(reference[i][3])[:3]}")
+                    mismatches.append(f"{engine} / {layout} {names[i]}: {answer(rows)[:3]} != {answer(reference[i][3])[:3]}")
             cpu_s = "-" if cpu is None else f"{cpu:.3f}"
             ratio = ""
             if reference and not isinstance(reference[i], str) and (engine, layout) != ("df-variant", "shredded"):
@@ -382,13 +423,13 @@ def main():
         l = "reused" if secs != secs else f"{secs:.1f} s"
         print(f"  {name:<26} {l:>10} {s:>12}")
     print("\nthe SQL behind each number:")
-    peer_sql.setdefault(("df-variant", "shredded, unshredded, JSON text"), ours())
+    peer_sql.setdefault(("df-variant", "shredded, unshredded, JSON text"), ours() + arrays_ours())
     peer_sql.setdefault(("datafusion+json", "JSON text"), df_json())
-    peer_sql.setdefault(("spark 4.3", "both"), spark_sql())
+    peer_sql.setdefault(("spark 4.3", "both"), spark_sql() + arrays_spark())
     for (engine, layout), qs in peer_sql.items():
         print(f"  {engine} / {layout}:")
         for i, q in enumerate(qs):
-            print(f"    Q{i + 1}: {q}")
+            print(f"    {names[i]}: {q}")
     if mismatches:
         print("\nanswers that differ from df-variant on shredded Parquet, or errors:")
         for m in mismatches:
