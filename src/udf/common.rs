@@ -236,3 +236,28 @@ macro_rules! unary_variant_udf {
 }
 
 pub(crate) use unary_variant_udf;
+
+/// The list element field of a function returning `List<Struct<fields>>`.
+pub fn struct_list_element(fields: arrow::datatypes::Fields) -> arrow::datatypes::FieldRef {
+    std::sync::Arc::new(Field::new_list_field(DataType::Struct(fields), true))
+}
+
+/// The value of a constant argument of a table function (one row).
+///
+/// # Errors
+/// When the expression cannot be planned or evaluated without a table.
+pub fn constant_argument(
+    session: &dyn datafusion::catalog::Session,
+    expr: &datafusion::logical_expr::Expr,
+) -> Result<ArrayRef> {
+    use arrow::array::{RecordBatch, RecordBatchOptions};
+    let one_row = RecordBatch::try_new_with_options(
+        std::sync::Arc::new(arrow::datatypes::Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    session
+        .create_physical_expr(expr.clone(), &datafusion::common::DFSchema::empty())?
+        .evaluate(&one_row)?
+        .into_array(1)
+}

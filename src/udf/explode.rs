@@ -19,17 +19,19 @@
 use std::sync::{Arc, LazyLock};
 
 use arrow::array::{
-    Array, ArrayRef, Int32Builder, ListArray, RecordBatch, RecordBatchOptions, StringBuilder,
-    StructArray,
+    Array, ArrayRef, Int32Builder, ListArray, RecordBatch, StringBuilder, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{DFSchema, Result, exec_datafusion_err, plan_err};
+use datafusion::common::{Result, exec_datafusion_err, plan_err};
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{ColumnarValue, Documentation, ScalarFunctionArgs};
 
-use super::common::{Arrays, guard, unary_doc, unary_variant_udf, variant_input};
+use super::common::{
+    Arrays, constant_argument, guard, struct_list_element, unary_doc, unary_variant_udf,
+    variant_input,
+};
 use crate::array::{VariantColumnBuilder, variant_field};
 use crate::variant::raw::children;
 use crate::variant::validate::{check_metadata, check_value_with};
@@ -44,10 +46,7 @@ pub fn explode_fields() -> Fields {
 }
 
 fn element_field() -> FieldRef {
-    Arc::new(Field::new_list_field(
-        DataType::Struct(explode_fields()),
-        true,
-    ))
+    struct_list_element(explode_fields())
 }
 
 /// `List<Struct<pos, key, value>>`.
@@ -216,14 +215,7 @@ impl TableFunctionImpl for VariantExplodeTable {
                 "{name} in FROM takes a constant; for rows of a table write FROM t, LATERAL {name}(t.v)"
             );
         }
-        let empty = DFSchema::empty();
-        let physical = args.session().create_physical_expr(arg.clone(), &empty)?;
-        let batch = RecordBatch::try_new_with_options(
-            Arc::new(Schema::empty()),
-            vec![],
-            &RecordBatchOptions::new().with_row_count(Some(1)),
-        )?;
-        let value = physical.evaluate(&batch)?.into_array(1)?;
+        let value = constant_argument(args.session(), arg)?;
         if !crate::array::is_variant_type(value.data_type()) && value.data_type() != &DataType::Null
         {
             return plan_err!("{name} expects a VARIANT, got {}", value.data_type());

@@ -42,13 +42,13 @@ use std::sync::{Arc, LazyLock};
 use arrow::array::builder::make_view;
 use arrow::array::{
     Array, ArrayRef, BinaryViewArray, Int32Builder, Int64Array, ListArray, RecordBatch,
-    RecordBatchOptions, StringBuilder, StructArray,
+    StringBuilder, StructArray,
 };
 use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{
-    DFSchema, Result, ScalarValue, exec_datafusion_err, exec_err, plan_datafusion_err, plan_err,
+    Result, ScalarValue, exec_datafusion_err, exec_err, plan_datafusion_err, plan_err,
 };
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{
@@ -56,7 +56,9 @@ use datafusion::logical_expr::{
     Volatility,
 };
 
-use super::common::{Arrays, check_variant_arg, guard, variant_input};
+use super::common::{
+    Arrays, check_variant_arg, constant_argument, guard, struct_list_element, variant_input,
+};
 use crate::array::{variant_field, variant_fields};
 use crate::variant::encoding::{ARRAY, EMPTY_METADATA, OBJECT, VARIANT_NULL, basic_type};
 use crate::variant::path::{PathSegment, parse_get_path};
@@ -216,10 +218,7 @@ pub fn flatten_fields() -> Fields {
 }
 
 fn element_field() -> FieldRef {
-    Arc::new(Field::new_list_field(
-        DataType::Struct(flatten_fields()),
-        true,
-    ))
+    struct_list_element(flatten_fields())
 }
 
 /// `List<Struct<key, path, index, value, this>>`.
@@ -692,18 +691,7 @@ impl TableFunctionImpl for VariantFlattenTable {
                 "{VARIANT_FLATTEN} in FROM takes a constant; for rows of a table write FROM t, LATERAL {VARIANT_FLATTEN}(input => t.v)"
             );
         }
-        let empty = DFSchema::empty();
-        let one_row = RecordBatch::try_new_with_options(
-            Arc::new(Schema::empty()),
-            vec![],
-            &RecordBatchOptions::new().with_row_count(Some(1)),
-        )?;
-        let evaluate = |e: &datafusion::logical_expr::Expr| -> Result<ArrayRef> {
-            args.session()
-                .create_physical_expr(e.clone(), &empty)?
-                .evaluate(&one_row)?
-                .into_array(1)
-        };
+        let evaluate = |e: &datafusion::logical_expr::Expr| constant_argument(args.session(), e);
         let value = evaluate(input)?;
         if !crate::array::is_variant_type(value.data_type()) && value.data_type() != &DataType::Null
         {
