@@ -51,7 +51,9 @@ impl AnalyzerRule for VariantGetSplit {
 /// shredded file answers it from the path's leaves); the conversion, which can
 /// fail, stays where the query put it, after the filters. Only calls on a column
 /// with a literal path other than `$` and a literal type are split; a conversion
-/// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead.
+/// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead. A
+/// wildcard path's type applies to each match, so its conversion is to
+/// `array<type>`.
 pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     let Expr::ScalarFunction(f) = &expr else {
         return Ok(Transformed::no(expr));
@@ -68,13 +70,14 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     {
         return Ok(Transformed::no(expr));
     }
-    // A wildcard path converts each match: it is not split (its result is an
-    // array, and no file answers it from leaves).
-    match &f.args[1] {
+    let wildcard = match &f.args[1] {
         Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _)
-            if p.trim() != "$" && !matches!(parse_get_path(p), Ok(GetPath::Wildcard(_))) => {}
+            if p.trim() != "$" =>
+        {
+            matches!(parse_get_path(p), Ok(GetPath::Wildcard(_)))
+        }
         _ => return Ok(Transformed::no(expr)),
-    }
+    };
     // A conversion to STRING or VARIANT cannot fail: the call is its `try_` form,
     // which moves as it is.
     if let Expr::Literal(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)), _) =
@@ -86,11 +89,20 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     {
         return Ok(Transformed::yes(try_variant_get_udf().call(f.args.clone())));
     }
+    // A wildcard path's type applies to each match: the conversion of the
+    // array of matches is to `array<type>`.
+    let conversion = match (&f.args[2], wildcard) {
+        (Expr::Literal(ScalarValue::Utf8(Some(t)) | ScalarValue::Utf8View(Some(t)), _), true) => {
+            lit(format!("array<{t}>"))
+        }
+        (_, true) => return Ok(Transformed::no(expr)),
+        (t, false) => t.clone(),
+    };
     let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
     Ok(Transformed::yes(variant_get_udf().call(vec![
         inner,
         lit("$"),
-        f.args[2].clone(),
+        conversion,
     ])))
 }
 
@@ -131,6 +143,19 @@ mod tests {
         }
     }
 
+    /// A wildcard path's type applies to each match: the array is converted.
+    #[test]
+    fn a_wildcard_extraction_converts_the_array_of_matches() {
+        assert_eq!(
+            split(get(vec![col("v"), lit("$.a[*].b"), lit("int")])),
+            (
+                true,
+                "variant_get(variant_get(v, Utf8(\"$.a[*].b\")), Utf8(\"$\"), Utf8(\"array<int>\"))"
+                    .into()
+            )
+        );
+    }
+
     #[test]
     fn does_not_fire() {
         let cases = [
@@ -139,8 +164,6 @@ mod tests {
             // The path `$`: a plain conversion.
             get(vec![col("v"), lit("$"), lit("int")]),
             get(vec![col("v"), lit(" $ "), lit("int")]),
-            // A wildcard path.
-            get(vec![col("v"), lit("$.a[*]"), lit("int")]),
             // A non-literal path or type.
             get(vec![col("v"), col("p"), lit("int")]),
             get(vec![col("v"), lit("$.a"), col("t")]),

@@ -362,8 +362,8 @@ impl FilePlanner {
                                 &crate::variant::path::steps_of(&e.path),
                             )
                         });
-                        let bytes = match prefix {
-                            Some((node, _)) => {
+                        let bytes = match prefix.map(|p| p.read_path()) {
+                            Some(node) => {
                                 let mut under = descr
                                     .columns()
                                     .iter()

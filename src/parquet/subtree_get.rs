@@ -48,10 +48,35 @@ use crate::variant::cast::CastOptions;
 use crate::variant::path::{GetPath, PathSegment, Step, parse_get_path, steps_to_string};
 use crate::variant::types::SparkType;
 
+/// Where a path's read starts in a shredded layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    /// The field names from the column to the group of the longest prefix of
+    /// object keys that the layout shreds (empty: the column itself).
+    pub node: Vec<String>,
+    /// The steps after that prefix.
+    pub rest: Vec<Step>,
+    /// The next step is a key the group does not shred: it can only be in the
+    /// group's residual `value`, which is all that is read (no reassembly).
+    pub residual_only: bool,
+}
+
+impl Prefix {
+    /// The field names of the leaves' common ancestor that is read: the group,
+    /// or its `value` alone.
+    pub fn read_path(&self) -> Vec<String> {
+        let mut p = self.node.clone();
+        if self.residual_only {
+            p.push("value".to_string());
+        }
+        p
+    }
+}
+
 /// The longest prefix of object keys of `steps` that the layout shreds as
-/// groups: `(field names from the column to the group, the remaining steps)`;
-/// `None` when not even the first key is shredded (nothing to gain).
-pub fn resolve_prefix(column_type: &DataType, steps: &[Step]) -> Option<(Vec<String>, Vec<Step>)> {
+/// groups, and whether the step after it can be read from the residual alone;
+/// `None` when neither gains anything over reading the whole value.
+pub fn resolve_prefix(column_type: &DataType, steps: &[Step]) -> Option<Prefix> {
     let DataType::Struct(top) = column_type else {
         return None;
     };
@@ -80,7 +105,31 @@ pub fn resolve_prefix(column_type: &DataType, steps: &[Step]) -> Option<(Vec<Str
         fields = child_fields;
         taken += 1;
     }
-    (taken > 0).then(|| (node, steps[taken..].to_vec()))
+    // A key the group does not shred lives in its residual `value` if anywhere
+    // (a shredded object keeps its other fields there; a value of another type
+    // than a shredded primitive or array is there whole).
+    let residual_only = match steps.get(taken) {
+        Some(Step::Key(key)) => {
+            fields.find("value").is_some()
+                && match fields.find("typed_value") {
+                    Some((_, t)) => match t.data_type() {
+                        DataType::Struct(object) => object.find(key).is_none(),
+                        _ => true,
+                    },
+                    None => true,
+                }
+        }
+        _ => false,
+    };
+    // At the top with nothing shredded on the way, only the residual gains.
+    if taken == 0 && !(residual_only && top.find("typed_value").is_some()) {
+        return None;
+    }
+    Some(Prefix {
+        node,
+        rest: steps[taken..].to_vec(),
+        residual_only,
+    })
 }
 
 /// The per-file rewrite of a `variant_get` / `try_variant_get` call on a column
@@ -125,9 +174,14 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
     let Ok(index) = physical.index_of(column.name()) else {
         return Ok(None);
     };
-    let Some((node, rest)) = resolve_prefix(physical.field(index).data_type(), &steps) else {
+    let Some(prefix) = resolve_prefix(physical.field(index).data_type(), &steps) else {
         return Ok(None);
     };
+    let Prefix {
+        node,
+        rest,
+        residual_only,
+    } = prefix.clone();
     let wildcard = matches!(path, GetPath::Wildcard(_));
     let rest = if wildcard {
         GetPath::Wildcard(rest)
@@ -143,7 +197,7 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
         )
     };
     let column_field = physical.field(index);
-    let Some(clipped) = clipped_type(column_field.data_type(), &node) else {
+    let Some(clipped) = clipped_type(column_field.data_type(), &prefix.read_path()) else {
         return Ok(None);
     };
     // A cast of the column to the type without the other fields: the Parquet
@@ -154,13 +208,15 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
         Arc::new(Field::new(column.name(), clipped, true)),
         None,
     ));
-    let prefix: Vec<&str> = node.iter().skip(1).step_by(2).map(String::as_str).collect();
+    let keys: Vec<&str> = node.iter().skip(1).step_by(2).map(String::as_str).collect();
     Ok(Some(SubtreeGet {
         description: format!(
-            "{}: {} under $.{}",
+            "{}: {} under ${}{}{}",
             column.name(),
             path_text,
-            prefix.join(".")
+            if keys.is_empty() { "" } else { "." },
+            keys.join("."),
+            if residual_only { " (residual)" } else { "" }
         ),
         func,
         rest,
@@ -172,11 +228,12 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
         return_field: call.return_field(&Schema::empty())?,
         clipped,
         node,
+        residual_only,
     }))
 }
 
-/// `column_type` with only `metadata` and the fields on the way to the group at
-/// `node` (all of the group's own fields kept); `None` if a name is missing.
+/// `column_type` with only `metadata` and the fields on the way to `node` (all
+/// of its own fields kept); `None` if a name is missing.
 fn clipped_type(column_type: &DataType, node: &[String]) -> Option<DataType> {
     fn clip(fields: &Fields, path: &[String]) -> Option<Fields> {
         let Some((name, rest)) = path.split_first() else {
@@ -217,6 +274,8 @@ pub struct SubtreeGet {
     clipped: Arc<dyn PhysicalExpr>,
     /// The field names from the column to the group.
     node: Vec<String>,
+    /// Only the group's residual `value` is read ([`Prefix::residual_only`]).
+    residual_only: bool,
 }
 
 impl PartialEq for SubtreeGet {
@@ -268,7 +327,11 @@ impl SubtreeGet {
             nulls = NullBuffer::union(nulls.as_ref(), node.nulls());
         }
         let value = node.column_by_name("value");
-        let typed = node.column_by_name("typed_value");
+        let typed = if self.residual_only {
+            None
+        } else {
+            node.column_by_name("typed_value")
+        };
         let present = |a: Option<&ArrayRef>, row: usize| a.is_some_and(|a| a.is_valid(row));
         let mut values = BinaryViewBuilder::with_capacity(rows);
         let mut valid = Vec::with_capacity(rows);
