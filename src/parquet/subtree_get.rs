@@ -240,6 +240,10 @@ fn clipped_type(column_type: &DataType, node: &[String]) -> Option<DataType> {
             return Some(fields.clone());
         };
         let (_, field) = fields.find(name)?;
+        if rest.is_empty() {
+            // The group (or a group's `value` leaf) itself, whole.
+            return Some(Fields::from(vec![Arc::clone(field)]));
+        }
         let DataType::Struct(children) = field.data_type() else {
             return None;
         };
