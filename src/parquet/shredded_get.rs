@@ -396,6 +396,20 @@ impl Display for ShreddedGet {
     }
 }
 
+/// The `variant_get` kernel on a column the reader built from leaves, under the
+/// crate's guard, with `func`'s errors.
+pub(crate) fn run_kernel(
+    func: &str,
+    column: &ArrayRef,
+    path: PathArg<'_>,
+    target: Option<&SparkType>,
+    options: CastOptions,
+) -> Result<ArrayRef> {
+    guard(func, || {
+        variant_get(column, path, target, options).map_err(|e| get_error(func, e))
+    })
+}
+
 fn evaluate_opt(
     expr: Option<&Arc<dyn PhysicalExpr>>,
     batch: &arrow::array::RecordBatch,
@@ -472,16 +486,13 @@ impl PhysicalExpr for ShreddedGet {
             columns,
             Some(valid),
         )?);
-        let func = self.func;
-        let result = guard(func, || {
-            variant_get(
-                &column,
-                PathArg::Literal(&[]),
-                self.target.as_ref(),
-                self.options,
-            )
-            .map_err(|e| get_error(func, e))
-        })?;
+        let result = run_kernel(
+            self.func,
+            &column,
+            PathArg::Literal(&[]),
+            self.target.as_ref(),
+            self.options,
+        )?;
         Ok(ColumnarValue::Array(result))
     }
 

@@ -32,7 +32,7 @@ use std::fmt::{self, Display, Formatter};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryViewBuilder, RecordBatch, StructArray};
+use arrow::array::{Array, ArrayRef, RecordBatch, StructArray, new_null_array};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::common::{Result, exec_datafusion_err};
@@ -40,9 +40,9 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
-use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use super::shredded_get::run_kernel;
+use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET};
 use crate::array::is_variant_type;
-use crate::boundary::{get_error, guard};
 use crate::config::session_tz;
 use crate::variant::cast::CastOptions;
 use crate::variant::path::{GetPath, PathSegment, Step, parse_get_path, steps_to_string};
@@ -336,29 +336,28 @@ impl SubtreeGet {
         } else {
             node.column_by_name("typed_value")
         };
-        let present = |a: Option<&ArrayRef>, row: usize| a.is_some_and(|a| a.is_valid(row));
-        let mut values = BinaryViewBuilder::with_capacity(rows);
-        let mut valid = Vec::with_capacity(rows);
-        let binary = value
-            .map(|v| crate::variant::storage::BinaryColumn::try_new(v, "value"))
-            .transpose()?;
-        for row in 0..rows {
-            // A row without the group lacks the prefix (or is NULL): NULL for
-            // any path, wildcards included. (Parquet leaves a NULL row's
-            // required `metadata` undefined, so only the group tells.)
-            let group = nulls.as_ref().is_none_or(|n| n.is_valid(row))
-                && (present(value, row) || present(typed, row));
-            match binary.as_ref().and_then(|b| b.get(row)) {
-                Some(bytes) if group => values.append_value(bytes),
-                _ => values.append_null(),
-            }
-            valid.push(group);
-        }
-        let mut fields = vec![Field::new("metadata", metadata.data_type().clone(), true)];
-        let mut columns = vec![metadata];
-        let values = values.finish();
-        fields.push(Field::new("value", values.data_type().clone(), true));
-        columns.push(Arc::new(values));
+        // A row has the group where its `value` or `typed_value` is present
+        // (and the row and every object on the way are): elsewhere it lacks
+        // the prefix (or is NULL), which is NULL for any path, wildcards
+        // included. (Parquet leaves a NULL row's required `metadata`
+        // undefined, so only the group tells.) Whole buffers, no row loop.
+        let presence = |a: Option<&ArrayRef>| {
+            a.map_or_else(
+                || NullBuffer::new_null(rows),
+                |a| {
+                    a.logical_nulls()
+                        .unwrap_or_else(|| NullBuffer::new_valid(rows))
+                },
+            )
+        };
+        let present = NullBuffer::new(presence(value).inner() | presence(typed).inner());
+        let valid = NullBuffer::union(nulls.as_ref(), Some(&present)).unwrap_or(present);
+        let value = value.map_or_else(|| new_null_array(&DataType::BinaryView, rows), Arc::clone);
+        let mut fields = vec![
+            Field::new("metadata", metadata.data_type().clone(), true),
+            Field::new("value", value.data_type().clone(), true),
+        ];
+        let mut columns = vec![metadata, value];
         if let Some(t) = typed {
             fields.push(Field::new("typed_value", t.data_type().clone(), true));
             columns.push(Arc::clone(t));
@@ -366,7 +365,7 @@ impl SubtreeGet {
         Ok(Arc::new(StructArray::try_new(
             Fields::from(fields),
             columns,
-            Some(NullBuffer::from(valid)),
+            Some(valid),
         )?))
     }
 }
@@ -386,17 +385,14 @@ impl PhysicalExpr for SubtreeGet {
                 clipped.data_type()
             ));
         };
-        let func = self.func;
-        let result = guard(func, || {
-            let column = self.subtree_column(clipped)?;
-            variant_get(
-                &column,
-                PathArg::of(&self.rest),
-                self.target.as_ref(),
-                self.options,
-            )
-            .map_err(|e| get_error(func, e))
-        })?;
+        let column = self.subtree_column(clipped)?;
+        let result = run_kernel(
+            self.func,
+            &column,
+            PathArg::of(&self.rest),
+            self.target.as_ref(),
+            self.options,
+        )?;
         Ok(ColumnarValue::Array(result))
     }
 

@@ -154,7 +154,7 @@ fn place_arguments(
     parameters: &[&str],
     args: &[FunctionArg],
 ) -> Result<Vec<Option<FunctionArgExpr>>> {
-    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; parameters.len().max(args.len())];
+    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; parameters.len()];
     for (i, arg) in args.iter().enumerate() {
         let (slot, value) = match arg {
             FunctionArg::Unnamed(value) => (i, value),
@@ -184,14 +184,13 @@ fn place_arguments(
             Some(Some(_)) => {
                 return plan_err!("{name}: argument '{}' is given twice", parameters[slot]);
             }
-            None => return plan_err!("{name}: too many arguments"),
+            None => {
+                return plan_err!(
+                    "{name}: too many arguments; its arguments are {}",
+                    parameters.join(", ")
+                );
+            }
         }
-    }
-    if slots.len() > parameters.len() && !parameters.is_empty() {
-        return plan_err!(
-            "{name}: too many arguments; its arguments are {}",
-            parameters.join(", ")
-        );
     }
     Ok(slots)
 }
