@@ -50,6 +50,7 @@ mod adapter;
 pub mod advice;
 mod bounds;
 pub mod commit;
+mod element_pruning;
 mod embedded_schema;
 mod footer;
 mod format;

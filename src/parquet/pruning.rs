@@ -14,7 +14,8 @@
 //! requested type is the shredded type or an exact widening of it (a conversion
 //! that can neither fail nor reorder values). Float leaves are not pruned on
 //! (Parquet statistics leave NaN out). Everywhere else the row group is kept;
-//! the filter above the scan always runs.
+//! the filter above the scan always runs. Tests on the elements of a shredded
+//! array (`array_has`) prune row groups too ([`super::element_pruning`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -26,9 +27,10 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column as LogicalColumn, Result, ScalarValue};
 
 use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
+use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::conjunction;
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::expressions::{BinaryExpr, Column, Literal};
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
@@ -36,6 +38,7 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::bounds::PathBounds;
+use super::element_pruning::{Elements, element_test};
 use super::shredded_get::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
 
 use super::scan::ScanMetrics;
@@ -50,6 +53,9 @@ pub(super) struct FilePlan {
 /// Per-file pruning, prepared once per partition.
 pub(super) struct FilePlanner {
     extractions: Vec<Extraction>,
+    /// The arrays whose elements a predicate tests (`array_has`), as the
+    /// columns `__variant_elem_j` ([`super::element_pruning`]).
+    elements: Vec<Elements>,
     /// Each filter predicate with extraction `k` replaced by the column
     /// `__variant_k`, over those columns plus every other column it uses; for
     /// row groups.
@@ -71,6 +77,10 @@ fn synthetic_name(k: usize) -> String {
     format!("__variant_{k}")
 }
 
+fn element_name(j: usize) -> String {
+    format!("__variant_elem_{j}")
+}
+
 impl FilePlanner {
     pub(super) fn new(
         extractions: Vec<Extraction>,
@@ -85,11 +95,24 @@ impl FilePlanner {
         // Other columns keep their names; they get no statistics here (DataFusion
         // prunes on them itself).
         let mut others: BTreeMap<String, DataType> = BTreeMap::new();
+        let mut elements: Vec<Elements> = Vec::new();
         let rewritten: Vec<Arc<dyn PhysicalExpr>> = predicates
             .iter()
             .filter_map(|p| {
                 Arc::clone(p)
                     .transform_down(|e| {
+                        if let Some((x, needle)) = element_test(e.as_ref()) {
+                            let j = elements.iter().position(|y| *y == x).unwrap_or_else(|| {
+                                elements.push(x);
+                                elements.len() - 1
+                            });
+                            let compare: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+                                Arc::new(Column::new(&element_name(j), 0)),
+                                Operator::Eq,
+                                Arc::new(Literal::new(needle)),
+                            ));
+                            return Ok(Transformed::new(compare, true, TreeNodeRecursion::Jump));
+                        }
                         if let Some(x) = Extraction::of(e.as_ref())
                             && let Some(k) = extractions
                                 .iter()
@@ -114,6 +137,12 @@ impl FilePlanner {
                     .map(|t| t.data)
             })
             .collect();
+        fields.extend(
+            elements
+                .iter()
+                .enumerate()
+                .map(|(j, x)| Field::new(element_name(j), x.element.clone(), true)),
+        );
         fields.extend(others.iter().map(|(n, t)| Field::new(n, t.clone(), true)));
         let schema = Arc::new(Schema::new(fields));
         // Column indices must match the pruning schema.
@@ -153,6 +182,7 @@ impl FilePlanner {
         }
         Self {
             extractions,
+            elements,
             row_groups: predicates.into_iter().filter_map(build).collect(),
             pages: by_leaf
                 .into_iter()
@@ -212,7 +242,14 @@ impl FilePlanner {
                 .map(|r| row_group_in_range(metadata, r, file))
                 .collect();
             // Row groups.
-            let stats = LeafStatistics::row_groups(self, metadata, &nodes, &value_free)?;
+            let mut stats = LeafStatistics::row_groups(self, metadata, &nodes, &value_free)?;
+            for (j, x) in self.elements.iter().enumerate() {
+                if let Some(leaves) = x.leaves(metadata, &arrow_schema) {
+                    stats
+                        .columns
+                        .insert(element_name(j), leaves.statistics(metadata, &x.element)?);
+                }
+            }
             let keep = self.prune(&stats)?;
             for (r, keep) in keep.into_iter().enumerate() {
                 if !in_range[r] {
@@ -618,7 +655,7 @@ pub(super) struct LeafStatistics {
 }
 
 /// Nulls out the entries of `array` where `known` is false (unknown statistics).
-fn only_known(array: ArrayRef, known: &[bool]) -> Result<ArrayRef> {
+pub(super) fn only_known(array: ArrayRef, known: &[bool]) -> Result<ArrayRef> {
     let unknown = BooleanArray::from(known.iter().map(|k| !k).collect::<Vec<_>>());
     Ok(arrow::compute::nullif(&array, &unknown)?)
 }

@@ -551,7 +551,8 @@ pub fn scan_config(plan: &Arc<dyn ExecutionPlan>) -> Option<&FileScanConfig> {
         .map(|_| config)
 }
 
-/// Finds the extraction conjuncts of a filter over a scan's output, rewritten over
+/// Finds the conjuncts of a filter over a scan's output that hold an extraction
+/// or an element test (`array_has` over a wildcard's elements), rewritten over
 /// the scan's file schema.
 pub fn filter_predicates(
     predicate: &Arc<dyn PhysicalExpr>,
@@ -565,7 +566,9 @@ pub fn filter_predicates(
                 Some(p) => p.unproject_expr(conjunct).ok()?,
                 None => Arc::clone(conjunct),
             };
-            (!extractions_in(&unprojected).is_empty()).then_some(unprojected)
+            (!extractions_in(&unprojected).is_empty()
+                || super::element_pruning::has_element_test(&unprojected))
+            .then_some(unprojected)
         })
         .collect()
 }

@@ -144,7 +144,7 @@ impl Extraction {
 /// Recognised by the function's registered name ([`VARIANT_GET`],
 /// [`TRY_VARIANT_GET`]), so that the Parquet layer does not depend on the function
 /// layer; the arguments are checked by the caller.
-fn variant_get_call(expr: &dyn PhysicalExpr) -> Option<(&ScalarFunctionExpr, bool)> {
+pub(super) fn variant_get_call(expr: &dyn PhysicalExpr) -> Option<(&ScalarFunctionExpr, bool)> {
     let call = (expr as &dyn Any).downcast_ref::<ScalarFunctionExpr>()?;
     let safe = match call.fun().name() {
         VARIANT_GET => false,
