@@ -14,7 +14,7 @@
 //!
 //! | node | carries |
 //! |---|---|
-//! | [`VariantScanExec`] | the pushdown switch, the pruning predicates, each file's [`PathBounds`]; on decode the adapter and the footer guard go back on its scan |
+//! | [`VariantScanExec`] | the pushdown switch, the pruning predicates, each file's [`PathBounds`] and access plan (the rows a Delta deletion vector keeps); on decode the adapter and the footer guard go back on its scan |
 //! | [`ReadJsonVariantExec`] | files, byte ranges per partition, parse options |
 //! | `DataSinkExec` + [`VariantParquetSink`] | the Parquet sink's configuration, the shredding mode and settings, the sort order |
 //! | `DataSinkExec` + `DeltaSink` | table URL, schema, the table to create, the sort order |
@@ -50,6 +50,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use datafusion::common::{Result, ScalarValue, internal_datafusion_err, internal_err};
 use datafusion::config::ConfigExtension;
+use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, FileSink};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
@@ -64,6 +65,7 @@ use datafusion_proto::physical_plan::PhysicalProtoConverterExtension;
 use datafusion_proto::physical_plan::from_proto::parse_physical_expr;
 use datafusion_proto::physical_plan::to_proto::serialize_physical_expr;
 use datafusion_proto::protobuf;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use prost::Message;
 
 use crate::config::{ShreddingMode, VariantOptions};
@@ -152,6 +154,22 @@ struct FileBoundsNode {
     num_rows: Option<u64>,
     #[prost(message, repeated, tag = "3")]
     paths: Vec<PathBoundNode>,
+    /// The file's access plan (the rows a Delta deletion vector keeps), one
+    /// entry per row group; empty when the file has none.
+    #[prost(message, repeated, tag = "4")]
+    access: Vec<RowGroupAccessNode>,
+    #[prost(bool, tag = "5")]
+    has_bounds: bool,
+}
+
+/// A row group of an access plan: skipped, scanned whole (no selectors), or a
+/// selection (selectors: `n > 0` selects n rows, `n < 0` skips -n).
+#[derive(Clone, PartialEq, Message)]
+struct RowGroupAccessNode {
+    #[prost(bool, tag = "1")]
+    skip: bool,
+    #[prost(sint64, repeated, tag = "2")]
+    selectors: Vec<i64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -330,10 +348,24 @@ impl VariantPhysicalCodec {
             .map(|p| serialize_physical_expr(p, self))
             .collect::<Result<_>>()?;
         let mut files = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for file in config.file_groups.iter().flat_map(FileGroup::files) {
-            if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>() {
-                files.push(encode_bounds(file.object_meta.location.as_ref(), bounds)?);
+            let location = file.object_meta.location.as_ref();
+            let bounds = file.extensions.get::<Arc<PathBounds>>();
+            let access = file.extensions.get::<ParquetAccessPlan>();
+            // A file split into byte ranges is listed once.
+            if (bounds.is_none() && access.is_none()) || !seen.insert(location) {
+                continue;
             }
+            let mut node = match bounds {
+                Some(b) => encode_bounds(location, b)?,
+                None => FileBoundsNode {
+                    location: location.to_string(),
+                    ..FileBoundsNode::default()
+                },
+            };
+            node.access = access.map(encode_access).unwrap_or_default();
+            files.push(node);
         }
         Ok(ScanNode {
             pushdown: scan.pushdown(),
@@ -362,9 +394,11 @@ impl VariantPhysicalCodec {
             .map(|p| parse_physical_expr(p, ctx, &table_schema, self))
             .collect::<Result<Vec<_>>>()?;
         let mut bounds = HashMap::new();
-        for file in node.files {
+        for mut file in node.files {
+            let access = decode_access(std::mem::take(&mut file.access));
+            let has_bounds = file.has_bounds;
             let (location, b) = decode_bounds(file)?;
-            bounds.insert(location, Arc::new(b));
+            bounds.insert(location, (has_bounds.then(|| Arc::new(b)), access));
         }
         let groups = config
             .file_groups
@@ -592,7 +626,64 @@ fn encode_bounds(location: &str, bounds: &PathBounds) -> Result<FileBoundsNode> 
         location: location.to_string(),
         num_rows: bounds.num_rows,
         paths,
+        access: Vec::new(),
+        has_bounds: true,
     })
+}
+
+fn encode_access(plan: &ParquetAccessPlan) -> Vec<RowGroupAccessNode> {
+    plan.inner()
+        .iter()
+        .map(|a| match a {
+            RowGroupAccess::Skip => RowGroupAccessNode {
+                skip: true,
+                selectors: Vec::new(),
+            },
+            RowGroupAccess::Scan => RowGroupAccessNode::default(),
+            RowGroupAccess::Selection(selection) => RowGroupAccessNode {
+                skip: false,
+                selectors: selection
+                    .iter()
+                    .map(|s| {
+                        let n = i64::try_from(s.row_count).unwrap_or(i64::MAX);
+                        if s.skip { -n } else { n }
+                    })
+                    .collect(),
+            },
+        })
+        .collect()
+}
+
+fn decode_access(nodes: Vec<RowGroupAccessNode>) -> Option<ParquetAccessPlan> {
+    if nodes.is_empty() {
+        return None;
+    }
+    Some(ParquetAccessPlan::new(
+        nodes
+            .into_iter()
+            .map(|n| {
+                if n.skip {
+                    RowGroupAccess::Skip
+                } else if n.selectors.is_empty() {
+                    RowGroupAccess::Scan
+                } else {
+                    RowGroupAccess::Selection(RowSelection::from(
+                        n.selectors
+                            .iter()
+                            .map(|&k| {
+                                let rows = usize::try_from(k.unsigned_abs()).unwrap_or(usize::MAX);
+                                if k < 0 {
+                                    RowSelector::skip(rows)
+                                } else {
+                                    RowSelector::select(rows)
+                                }
+                            })
+                            .collect::<Vec<_>>(),
+                    ))
+                }
+            })
+            .collect(),
+    ))
 }
 
 fn decode_bounds(node: FileBoundsNode) -> Result<(String, PathBounds)> {
@@ -615,15 +706,23 @@ fn decode_bounds(node: FileBoundsNode) -> Result<(String, PathBounds)> {
     ))
 }
 
-/// `group` with each file's bounds attached again (by location).
-fn with_bounds(group: &FileGroup, bounds: &HashMap<String, Arc<PathBounds>>) -> FileGroup {
+/// Each file's bounds and access plan, by location.
+type FileExtras = HashMap<String, (Option<Arc<PathBounds>>, Option<ParquetAccessPlan>)>;
+
+/// `group` with each file's bounds and access plan attached again (by location).
+fn with_bounds(group: &FileGroup, bounds: &FileExtras) -> FileGroup {
     let files = group
         .files()
         .iter()
         .map(|f| {
             let mut f = f.clone();
-            if let Some(b) = bounds.get(f.object_meta.location.as_ref()) {
-                f.extensions.insert(Arc::clone(b));
+            if let Some((b, access)) = bounds.get(f.object_meta.location.as_ref()) {
+                if let Some(b) = b {
+                    f.extensions.insert(Arc::clone(b));
+                }
+                if let Some(access) = access {
+                    f.extensions.insert(access.clone());
+                }
             }
             f
         })

@@ -5,6 +5,7 @@
 
 mod cli;
 mod conformance;
+mod deletion_vectors;
 mod delta;
 mod distributed;
 mod pushdown;

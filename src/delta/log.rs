@@ -5,7 +5,9 @@
 //! Kernel does the log replay (JSON commits, checkpoints, add/remove
 //! reconciliation); we read the data files ourselves, so every reader feature
 //! that changes how data files are read must be one we implement — anything else
-//! is refused by name rather than read wrongly.
+//! is refused by name rather than read wrongly. Deletion vectors are read here
+//! (kernel decodes them) and applied by the scan as row selections
+//! ([`crate::parquet::deletions`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,9 +25,11 @@ use futures::StreamExt;
 use url::Url;
 
 use super::schema::arrow_schema;
+use crate::parquet::deletions::DeletedRows;
 
 /// Reader features whose data files we read correctly.
 pub const READER_FEATURES: &[&str] = &[
+    "deletionVectors",
     "variantType",
     "variantType-preview",
     "variantShredding",
@@ -62,6 +66,8 @@ pub struct LogFile {
     pub stats: Option<String>,
     /// Partition column name to its value (`None`: NULL).
     pub partition_values: HashMap<String, Option<String>>,
+    /// The rows its deletion vector deletes, if it has one.
+    pub deleted: Option<Arc<DeletedRows>>,
 }
 
 /// What a query or a write needs of one version of a table.
@@ -341,12 +347,11 @@ pub fn load_snapshot(
         }
     }
     for f in files {
-        if f.dv_info.has_vector() {
-            return plan_err!(
-                "Delta table {url} has deletion vectors (file {}), which this reader does not implement",
-                f.path
-            );
-        }
+        let deleted = if f.dv_info.has_vector() {
+            Some(Arc::new(deleted_rows(&engine, url, &f)?))
+        } else {
+            None
+        };
         let partition_values = table
             .partition_columns
             .iter()
@@ -358,10 +363,43 @@ pub fn load_snapshot(
             size: u64::try_from(f.size).unwrap_or(0),
             modification_time: f.modification_time,
             partition_values,
+            deleted,
         });
     }
     table.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(table)
+}
+
+/// The rows that `file`'s deletion vector deletes (inline or in a file), read by
+/// kernel; a vector kernel cannot read (or panics on) is an error naming the file.
+fn deleted_rows(
+    engine: &DefaultEngine<impl delta_kernel_default_engine::executor::TaskExecutor>,
+    url: &Url,
+    file: &ScanFile,
+) -> Result<DeletedRows> {
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        file.dv_info.get_row_indexes(engine, url)
+    }));
+    let rows = match read {
+        Ok(Ok(rows)) => rows.unwrap_or_default(),
+        Ok(Err(e)) => {
+            return Err(exec_datafusion_err!(
+                "cannot read the deletion vector of {} in Delta table {url}: {}",
+                file.path,
+                e.without_backtrace()
+            ));
+        }
+        Err(_) => {
+            return Err(exec_datafusion_err!(
+                "cannot read the deletion vector of {} in Delta table {url}: malformed",
+                file.path
+            ));
+        }
+    };
+    let mut rows = rows;
+    rows.sort_unstable();
+    rows.dedup();
+    Ok(DeletedRows(rows))
 }
 
 #[cfg(test)]

@@ -309,6 +309,19 @@ impl TableProvider for DeltaTable {
                     pf = pf.with_extension(Arc::new(bounds));
                 }
             }
+            // Rows deleted by a deletion vector: a row selection on the file.
+            if let Some(deleted) = &file.deleted {
+                let store = store_for(state, &self.url)?;
+                let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+                let plan = crate::parquet::deletions::access_plan_for(
+                    &store,
+                    cache,
+                    &pf.object_meta,
+                    deleted,
+                )
+                .await?;
+                pf = pf.with_extension(plan);
+            }
             partitioned.push(pf);
         }
         // Spread files over the target partitions, largest first.

@@ -26,8 +26,9 @@
 //!     DataSourceExec: projection=[v], file_type=parquet   (adapter: VariantExprAdapterFactory)
 //! ```
 //!
-//! The rule does not fire on scans without VARIANT columns or on non-Parquet
-//! scans, and pushes no extraction when none with literal arguments reached the
+//! The rule does not fire on scans without VARIANT columns (unless their files
+//! carry access plans, the rows Delta deletion vectors keep, which only the node's
+//! codec carries across processes) or on non-Parquet scans, and pushes no extraction when none with literal arguments reached the
 //! projection: a non-literal path, or a `variant_get` with a type, which the
 //! analyzer first splits ([`super::variant_get_split`]). Whether a given file can
 //! answer an extraction from its leaves (a path through an array, an unshredded
@@ -40,6 +41,7 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
@@ -114,7 +116,14 @@ fn install_adapter(
         .fields()
         .iter()
         .any(|f| is_variant_type(f.data_type()));
-    if !has_variant {
+    // A file's access plan (the rows a Delta deletion vector keeps) is lost by
+    // datafusion-proto; the node's codec carries it.
+    let has_access_plan = config
+        .file_groups
+        .iter()
+        .flat_map(datafusion::datasource::physical_plan::FileGroup::files)
+        .any(|f| f.extensions.get::<ParquetAccessPlan>().is_some());
+    if !has_variant && !has_access_plan {
         return Ok(None);
     }
     Ok(Some(Arc::new(VariantScanExec::wrap(config, pushdown))))

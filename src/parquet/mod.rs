@@ -50,6 +50,7 @@ mod adapter;
 pub mod advice;
 mod bounds;
 pub mod commit;
+pub mod deletions;
 mod element_pruning;
 mod embedded_schema;
 mod footer;

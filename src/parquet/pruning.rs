@@ -231,13 +231,22 @@ impl FilePlanner {
             })
             .collect();
 
-        let user_plan = file.extensions.get::<ParquetAccessPlan>().is_some()
-            || file
-                .extensions
-                .get::<datafusion::datasource::physical_plan::parquet::ParquetRowSelection>()
-                .is_some();
-        let mut access = ParquetAccessPlan::new_all(n);
-        if !user_plan && !self.row_groups.is_empty() && n > 0 {
+        // A file-level row selection of the user's is left alone (no pruning);
+        // an access plan on the file (the rows a Delta deletion vector keeps,
+        // [`super::deletions`], or a user's) is where pruning starts.
+        let user_selection = file
+            .extensions
+            .get::<datafusion::datasource::physical_plan::parquet::ParquetRowSelection>()
+            .is_some();
+        let given = file
+            .extensions
+            .get::<ParquetAccessPlan>()
+            .filter(|p| p.len() == n)
+            .cloned();
+        let mut access = given
+            .clone()
+            .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
+        if !user_selection && !self.row_groups.is_empty() && n > 0 {
             let in_range: Vec<bool> = (0..n)
                 .map(|r| row_group_in_range(metadata, r, file))
                 .collect();
@@ -252,7 +261,7 @@ impl FilePlanner {
             }
             let keep = self.prune(&stats)?;
             for (r, keep) in keep.into_iter().enumerate() {
-                if !in_range[r] {
+                if !in_range[r] || !access.should_scan(r) {
                     continue;
                 }
                 if keep {
@@ -279,6 +288,10 @@ impl FilePlanner {
                         offset_index,
                         metrics,
                     )? {
+                        let selection = match &access.inner()[r] {
+                            RowGroupAccess::Selection(kept) => kept.intersection(&selection),
+                            _ => selection,
+                        };
                         if selection.selects_any() {
                             access.scan_selection(r, selection);
                         } else {
@@ -307,7 +320,7 @@ impl FilePlanner {
             .iter()
             .any(|a| !matches!(a, RowGroupAccess::Scan));
         Ok(FilePlan {
-            access: pruned_any.then_some(access),
+            access: (pruned_any && given.as_ref() != Some(&access)).then_some(access),
             value_free: free,
             reads,
         })
