@@ -95,6 +95,10 @@ pub struct TableSnapshot {
     pub writer_features: Vec<String>,
     /// The live data files.
     pub files: Vec<LogFile>,
+    /// Under column mapping (`delta.columnMapping.mode` `name` or `id`), each
+    /// top-level column's physical name: its name in the data files, in
+    /// `partitionValues` and in the statistics. Empty without column mapping.
+    pub physical_names: HashMap<String, String>,
 }
 
 impl TableSnapshot {
@@ -126,15 +130,15 @@ impl TableSnapshot {
             .get("delta.columnMapping.mode")
             .map(|m| m.to_ascii_lowercase());
         if let Some(m) = mapping.as_deref()
-            && m != "none"
+            && !matches!(m, "none" | "name" | "id")
         {
             return plan_err!(
-                "Delta table {} uses column mapping (mode '{m}'), which this reader does not implement",
+                "Delta table {} uses column mapping mode '{m}'; this reader implements 'name' and 'id'",
                 self.url
             );
         }
         for f in &self.reader_features {
-            if f == "columnMapping" && mapping.as_deref().is_none_or(|m| m == "none") {
+            if f == "columnMapping" {
                 continue;
             }
             if !READER_FEATURES.contains(&f.as_str()) {
@@ -150,6 +154,12 @@ impl TableSnapshot {
     /// Refuses appends to tables with writer features we do not honour.
     pub fn check_writable(&self) -> Result<()> {
         self.check_readable()?;
+        if self.column_mapping() {
+            return plan_err!(
+                "Delta table {} uses column mapping; this writer does not write column-mapped tables",
+                self.url
+            );
+        }
         if self.min_writer_version > 7 {
             return plan_err!(
                 "Delta table {} needs writer version {}; this writer implements up to 7",
@@ -199,6 +209,20 @@ impl TableSnapshot {
             );
         }
         Ok(())
+    }
+
+    /// Whether the table maps its columns to physical names (`name` or `id` mode).
+    pub fn column_mapping(&self) -> bool {
+        self.configuration
+            .get("delta.columnMapping.mode")
+            .is_some_and(|m| matches!(m.to_ascii_lowercase().as_str(), "name" | "id"))
+    }
+
+    /// A top-level column's name in the data files.
+    pub fn physical_name<'a>(&'a self, column: &'a str) -> &'a str {
+        self.physical_names
+            .get(column)
+            .map_or(column, String::as_str)
     }
 
     /// The names of top-level VARIANT columns.
@@ -308,8 +332,14 @@ pub fn load_snapshot(
         reader_features: names(protocol.reader_features()),
         writer_features: names(protocol.writer_features()),
         files: Vec::new(),
+        physical_names: HashMap::new(),
     };
     table.check_readable()?;
+    if table.column_mapping() {
+        table.physical_names = super::schema::physical_names(&table.schema_string)?
+            .into_iter()
+            .collect();
+    }
     let scan = Arc::clone(&snapshot)
         .scan_builder()
         .build()
@@ -355,7 +385,13 @@ pub fn load_snapshot(
         let partition_values = table
             .partition_columns
             .iter()
-            .map(|c| (c.clone(), f.partition_values.get(c).cloned()))
+            .map(|c| {
+                let value = f
+                    .partition_values
+                    .get(table.physical_name(c))
+                    .or_else(|| f.partition_values.get(c));
+                (c.clone(), value.cloned())
+            })
             .collect();
         table.files.push(LogFile {
             stats: stats.remove(&f.path),

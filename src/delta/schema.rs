@@ -26,6 +26,89 @@ pub fn arrow_schema(schema_string: &str) -> Result<Schema> {
     Ok(Schema::new(fields))
 }
 
+/// The metadata key of a field's physical name under column mapping.
+const PHYSICAL_NAME: &str = "delta.columnMapping.physicalName";
+
+/// Under column mapping, the physical name of each top-level column that has
+/// one (the name of its column in the data files, and in `partitionValues` and
+/// the statistics). A nested field whose physical name differs from its name is
+/// refused by name: the data files' structs would need renaming, which this
+/// reader does not do.
+///
+/// # Errors
+/// A schema that is not JSON, or a renamed nested field.
+pub fn physical_names(schema_string: &str) -> Result<Vec<(String, String)>> {
+    fn nested(path: &str, ty: &Value) -> Result<()> {
+        let children: Vec<(String, &Value)> = match ty.get("type").and_then(Value::as_str) {
+            Some("struct") => ty
+                .get("fields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let physical = f
+                        .get("metadata")
+                        .and_then(|m| m.get(PHYSICAL_NAME))
+                        .and_then(Value::as_str);
+                    if let Some(p) = physical
+                        && p != name
+                    {
+                        return Err(plan_datafusion_err!(
+                            "the Delta table renames the nested field '{path}.{name}' (physical \
+                             name '{p}') by column mapping, which this reader implements only \
+                             for top-level columns"
+                        ));
+                    }
+                    Ok((
+                        format!("{path}.{name}"),
+                        f.get("type").unwrap_or(&Value::Null),
+                    ))
+                })
+                .collect::<Result<_>>()?,
+            Some("array") => vec![(
+                format!("{path}[]"),
+                ty.get("elementType").unwrap_or(&Value::Null),
+            )],
+            Some("map") => vec![
+                (
+                    format!("{path}.key"),
+                    ty.get("keyType").unwrap_or(&Value::Null),
+                ),
+                (
+                    format!("{path}.value"),
+                    ty.get("valueType").unwrap_or(&Value::Null),
+                ),
+            ],
+            _ => Vec::new(),
+        };
+        for (p, t) in children {
+            nested(&p, t)?;
+        }
+        Ok(())
+    }
+    let v: Value = serde_json::from_str(schema_string)
+        .map_err(|e| plan_datafusion_err!("the Delta schemaString is not JSON: {e}"))?;
+    let mut out = Vec::new();
+    for f in v
+        .get("fields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+        if let Some(p) = f
+            .get("metadata")
+            .and_then(|m| m.get(PHYSICAL_NAME))
+            .and_then(Value::as_str)
+        {
+            out.push((name.to_string(), p.to_string()));
+        }
+        nested(name, f.get("type").unwrap_or(&Value::Null))?;
+    }
+    Ok(out)
+}
+
 fn struct_fields(v: &Value) -> Result<Fields> {
     if v.get("type").and_then(Value::as_str) != Some("struct") {
         return Err(bad(&format!("expected a struct type, got {v}")));
@@ -235,6 +318,32 @@ mod tests {
         // And back.
         let again = arrow_schema(&schema_string(&schema).unwrap()).unwrap();
         assert_eq!(again, schema);
+    }
+
+    #[test]
+    fn column_mapping_names_top_level_columns_and_refuses_renamed_nested_fields() {
+        let meta =
+            |p: &str| json!({"delta.columnMapping.id": 1, "delta.columnMapping.physicalName": p});
+        let top = json!({"type": "struct", "fields": [
+            {"name": "id", "type": "long", "nullable": true, "metadata": meta("col-1")},
+            {"name": "v", "type": "variant", "nullable": true, "metadata": meta("col-2")},
+            {"name": "s", "type": {"type": "struct", "fields": [
+                {"name": "x", "type": "long", "nullable": true, "metadata": meta("x")}]},
+             "nullable": true, "metadata": meta("col-3")}]});
+        assert_eq!(
+            physical_names(&top.to_string()).unwrap(),
+            vec![
+                ("id".to_string(), "col-1".to_string()),
+                ("v".to_string(), "col-2".to_string()),
+                ("s".to_string(), "col-3".to_string())
+            ]
+        );
+        let nested = json!({"type": "struct", "fields": [
+            {"name": "s", "type": {"type": "array", "elementType": {"type": "struct", "fields": [
+                {"name": "x", "type": "long", "nullable": true, "metadata": meta("col-9")}]},
+                "containsNull": true}, "nullable": true, "metadata": meta("col-3")}]});
+        let err = physical_names(&nested.to_string()).unwrap_err().to_string();
+        assert!(err.contains("'s[].x'") && err.contains("col-9"), "{err}");
     }
 
     #[test]

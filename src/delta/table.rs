@@ -30,6 +30,8 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown, TableType};
 use datafusion::object_store::ObjectStore;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use url::Url;
@@ -278,6 +280,15 @@ impl TableProvider for DeltaTable {
             Some(p) => p.iter().map(|&i| scan_index(i)).collect(),
             None => (0..schema.fields().len()).map(scan_index).collect(),
         };
+        // Under column mapping the files name their columns by physical names;
+        // the scan reads those and renames them back.
+        let file_fields: Vec<FieldRef> = file_fields
+            .iter()
+            .map(|f| match snapshot.physical_names.get(f.name()) {
+                Some(p) => Arc::new(f.as_ref().clone().with_name(p)),
+                None => Arc::clone(f),
+            })
+            .collect();
         let files = self.prune_partitions(state, &snapshot.files, filters)?;
         if files.is_empty() {
             let projected = Schema::new(
@@ -295,7 +306,12 @@ impl TableProvider for DeltaTable {
             );
             return Ok(Arc::new(EmptyExec::new(Arc::new(projected))));
         }
-        let variant_columns = snapshot.variant_columns();
+        // The statistics name columns by their physical names.
+        let variant_columns: Vec<String> = snapshot
+            .variant_columns()
+            .iter()
+            .map(|c| snapshot.physical_name(c).to_string())
+            .collect();
         let mut partitioned = Vec::with_capacity(files.len());
         for (file, values) in files {
             let path = store_path(&self.url, Some(&file.path))?;
@@ -346,11 +362,31 @@ impl TableProvider for DeltaTable {
             .with_table_partition_cols(partition_fields)
             .build();
         let source = format.file_source(table_schema);
-        let config = FileScanConfigBuilder::new(self.store_url.clone(), source)
-            .with_file_groups(groups)
-            .with_projection_indices(Some(projection))?
-            .with_limit(limit)
-            .build();
+        let builder = if snapshot.physical_names.is_empty() {
+            FileScanConfigBuilder::new(self.store_url.clone(), source)
+                .with_projection_indices(Some(projection))?
+        } else {
+            let scan_schema = Arc::clone(source.table_schema().table_schema());
+            let logical = |i: usize| -> String {
+                let name = scan_schema.field(i).name();
+                snapshot
+                    .physical_names
+                    .iter()
+                    .find(|(_, p)| *p == name)
+                    .map_or_else(|| name.clone(), |(l, _)| l.clone())
+            };
+            let exprs = ProjectionExprs::new(projection.iter().map(|&i| {
+                ProjectionExpr::new(
+                    Arc::new(Column::new(scan_schema.field(i).name(), i)),
+                    logical(i),
+                )
+            }));
+            let Some(renamed) = source.try_pushdown_projection(&exprs)? else {
+                return plan_err!("the Parquet scan cannot rename column-mapped columns");
+            };
+            FileScanConfigBuilder::new(self.store_url.clone(), renamed)
+        };
+        let config = builder.with_file_groups(groups).with_limit(limit).build();
         let plan = format.create_physical_plan(state, config).await?;
         crate::parquet::guard_parquet_scan(plan, state)
     }

@@ -221,6 +221,7 @@ impl NewTable {
             reader_features: self.reader_features.clone(),
             writer_features: self.writer_features.clone(),
             files: Vec::new(),
+            physical_names: HashMap::new(),
         }
     }
 }
