@@ -250,6 +250,34 @@ async fn reader_features_we_do_not_implement_are_refused_by_name() {
     );
     let err = open_error(&unknown).await;
     assert!(err.contains("someFutureFeature"), "{err}");
+    // delta_table_info still describes a table we refuse (one kernel reads), with
+    // the reason.
+    let widened = table_with(
+        "widened",
+        features(&["variantType", "typeWidening"]),
+        serde_json::json!({}),
+    );
+    let err = open_error(&widened).await;
+    assert!(err.contains("'typeWidening'"), "{err}");
+    let ctx = variant_context();
+    let batches = run(
+        &ctx,
+        &format!(
+            "SELECT CAST(readable AS INT), refused, array_to_string(reader_features, ',')              FROM delta_table_info('{}')",
+            widened.display()
+        ),
+    )
+    .await
+    .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("| 0 ")
+            && text.contains("needs the reader feature 'typeWidening'")
+            && text.contains("variantType,typeWidening"),
+        "{text}"
+    );
 
     let v4 = table_with(
         "v4",

@@ -66,8 +66,11 @@ pub struct LogFile {
     pub stats: Option<String>,
     /// Partition column name to its value (`None`: NULL).
     pub partition_values: HashMap<String, Option<String>>,
-    /// The rows its deletion vector deletes, if it has one.
+    /// The rows its deletion vector deletes, if it has one (decoded only for
+    /// reading rows).
     pub deleted: Option<Arc<DeletedRows>>,
+    /// How many rows its deletion vector deletes (the log's `cardinality`).
+    pub deleted_count: Option<u64>,
 }
 
 /// What a query or a write needs of one version of a table.
@@ -297,12 +300,33 @@ pub async fn table_exists(store: &Arc<dyn ObjectStore>, url: &Url) -> Result<boo
     Ok(false)
 }
 
-/// Reads the snapshot of `url` at `version` (latest when `None`). Blocking: call
-/// it from `spawn_blocking`.
+/// Reads the snapshot of `url` at `version` (latest when `None`), for reading
+/// its rows: a table we cannot read correctly is refused, and deletion vectors
+/// are decoded. Blocking: call it from `spawn_blocking`.
 pub fn load_snapshot(
     store: Arc<dyn ObjectStore>,
     url: &Url,
     version: Option<u64>,
+) -> Result<TableSnapshot> {
+    read_snapshot(store, url, version, true)
+}
+
+/// Reads the snapshot of `url` at `version` to describe it
+/// (`delta_table_info`): tables we cannot read are described too, and deletion
+/// vectors are counted, not decoded. Blocking.
+pub fn describe_snapshot(
+    store: Arc<dyn ObjectStore>,
+    url: &Url,
+    version: Option<u64>,
+) -> Result<TableSnapshot> {
+    read_snapshot(store, url, version, false)
+}
+
+fn read_snapshot(
+    store: Arc<dyn ObjectStore>,
+    url: &Url,
+    version: Option<u64>,
+    for_rows: bool,
 ) -> Result<TableSnapshot> {
     let engine = engine(store);
     let mut builder = Snapshot::builder_for(url.as_str());
@@ -334,11 +358,15 @@ pub fn load_snapshot(
         files: Vec::new(),
         physical_names: HashMap::new(),
     };
-    table.check_readable()?;
+    if for_rows {
+        table.check_readable()?;
+    }
     if table.column_mapping() {
-        table.physical_names = super::schema::physical_names(&table.schema_string)?
-            .into_iter()
-            .collect();
+        match super::schema::physical_names(&table.schema_string) {
+            Ok(names) => table.physical_names = names.into_iter().collect(),
+            Err(e) if for_rows => return Err(e),
+            Err(_) => {}
+        }
     }
     let scan = Arc::clone(&snapshot)
         .scan_builder()
@@ -377,11 +405,12 @@ pub fn load_snapshot(
         }
     }
     for f in files {
-        let deleted = if f.dv_info.has_vector() {
+        let deleted = if f.dv_info.has_vector() && for_rows {
             Some(Arc::new(deleted_rows(&engine, url, &f)?))
         } else {
             None
         };
+        let deleted_count = f.dv_info.cardinality().ok().flatten();
         let partition_values = table
             .partition_columns
             .iter()
@@ -400,6 +429,7 @@ pub fn load_snapshot(
             modification_time: f.modification_time,
             partition_values,
             deleted,
+            deleted_count,
         });
     }
     table.files.sort_by(|a, b| a.path.cmp(&b.path));

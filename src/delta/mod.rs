@@ -11,6 +11,9 @@
 //! - **File skipping**: per-path Variant `minValues`/`maxValues` of `add.stats`
 //!   ([`stats`]) skip whole files for predicates on extractions, footers unread;
 //!   `EXPLAIN ANALYZE` shows `files_pruned`.
+//! - **Describe**: `delta_table_info('...' [, N])` gives the protocol, features,
+//!   properties, files and Variant columns from the log alone ([`info`]), also
+//!   for tables we refuse to read (with the reason).
 //! - **Write**: `INSERT INTO` a Delta table, `COPY (...) TO '...' STORED AS DELTA`
 //!   (creates or appends), and `CREATE EXTERNAL TABLE` with declared columns at
 //!   an empty location (creates an empty table) ([`write`](mod@write), [`format`](mod@format)).
@@ -26,6 +29,7 @@
 //! ```
 
 pub mod format;
+pub mod info;
 pub mod log;
 pub mod schema;
 pub mod stats;
@@ -40,10 +44,16 @@ pub use format::{DeltaFormat, DeltaFormatFactory};
 pub use table::{DeltaScan, DeltaTable, DeltaTableFactory};
 pub use write::{DeltaSink, NewTable};
 
-/// The table functions of this module (`delta_scan`).
+/// The table functions of this module (`delta_scan`, `delta_table_info`).
 pub fn table_functions() -> Vec<Arc<TableFunction>> {
-    vec![Arc::new(TableFunction::new(
-        table::DELTA_SCAN.to_string(),
-        Arc::new(DeltaScan),
-    ))]
+    vec![
+        Arc::new(TableFunction::new(
+            table::DELTA_SCAN.to_string(),
+            Arc::new(DeltaScan),
+        )),
+        Arc::new(TableFunction::new(
+            info::DELTA_TABLE_INFO.to_string(),
+            Arc::new(info::DeltaTableInfo),
+        )),
+    ]
 }
