@@ -362,10 +362,14 @@ def read_raw(path, version, columns, marker=False):
     ids, cols = [], [[] for _ in columns]
     for p in sorted(st["adds"]):
         f = os.path.join(path, p)
-        t = pq.read_table(f, columns=["id"] + columns, arrow_extensions_enabled=False)
+        # A column added after the file was written (ALTER TABLE ADD COLUMN) is
+        # NULL in its rows.
+        present = set(pq.ParquetFile(f).schema_arrow.names)
+        t = pq.read_table(f, columns=["id"] + [c for c in columns if c in present],
+                          arrow_extensions_enabled=False)
         ids += t.column("id").to_pylist()
         for k, c in enumerate(columns):
-            cols[k] += render_column(t.column(c), fields[c], c)
+            cols[k] += render_column(t.column(c), fields[c], c) if c in present else [None] * t.num_rows
     return _finish(ids, cols, columns)
 
 

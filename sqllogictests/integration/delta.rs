@@ -455,3 +455,146 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Runs one statement the way embedders reach `ALTER TABLE` (`df_variant::sql::query`).
+async fn query(ctx: &SessionContext, sql: &str) -> datafusion::common::Result<Vec<RecordBatch>> {
+    df_variant::sql::query(ctx, sql).await?.collect().await
+}
+
+/// The protocol and metaData actions of commit `version`.
+fn protocol_and_metadata(dir: &Path, version: u64) -> (Option<Value>, Option<Value>) {
+    let actions = commit(dir, version);
+    (
+        action(&actions, "protocol").first().map(|v| (*v).clone()),
+        action(&actions, "metaData").first().map(|v| (*v).clone()),
+    )
+}
+
+#[tokio::test]
+async fn alter_table_upgrades_and_downgrades_the_protocol() {
+    let dir = scratch("alter");
+    let ctx = variant_context();
+    // Version 0: no VARIANT column, a legacy protocol.
+    run(
+        &ctx,
+        &format!(
+            "COPY (SELECT CAST(1 AS BIGINT) AS id) TO '{}' STORED AS DELTA",
+            dir.display()
+        ),
+    )
+    .await
+    .unwrap();
+    let (p, _) = protocol_and_metadata(&dir, 0);
+    assert_eq!(p.unwrap()["minReaderVersion"], 1);
+    open(&ctx, &dir).await.unwrap();
+
+    // ADD COLUMN v VARIANT: table features with variantType (and what (1, 2) implied).
+    query(&ctx, "ALTER TABLE t ADD COLUMN v VARIANT")
+        .await
+        .unwrap();
+    let (p, m) = protocol_and_metadata(&dir, 1);
+    let p = p.unwrap();
+    assert_eq!(
+        (p["minReaderVersion"].clone(), p["minWriterVersion"].clone()),
+        (3.into(), 7.into())
+    );
+    assert_eq!(p["readerFeatures"], serde_json::json!(["variantType"]));
+    assert_eq!(
+        p["writerFeatures"],
+        serde_json::json!(["appendOnly", "invariants", "variantType"])
+    );
+    let schema: Value = serde_json::from_str(m.unwrap()["schemaString"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["fields"][1]["name"], "v");
+    assert_eq!(schema["fields"][1]["type"], "variant");
+    // The registered table has the new column; appends fill it.
+    run(&ctx, "INSERT INTO t SELECT 2, parse_json('{\"a\": 5}')")
+        .await
+        .unwrap();
+    assert_eq!(count(&ctx, "SELECT count(v) FROM t").await, 1);
+    assert_eq!(count(&ctx, "SELECT sum(v:a::bigint) FROM t").await, 5);
+
+    // SET TBLPROPERTIES: variantShredding; files written after it are shredded
+    // and carry per-path bounds.
+    query(
+        &ctx,
+        "ALTER TABLE t SET TBLPROPERTIES ('delta.enableVariantShredding' = 'true')",
+    )
+    .await
+    .unwrap();
+    let (p, m) = protocol_and_metadata(&dir, 3);
+    let p = p.unwrap();
+    assert_eq!(
+        p["readerFeatures"],
+        serde_json::json!(["variantType", "variantShredding"])
+    );
+    assert_eq!(
+        m.unwrap()["configuration"]["delta.enableVariantShredding"],
+        "true"
+    );
+    // DROP FEATURE before any file is shredded: the property goes, then the feature.
+    query(&ctx, "ALTER TABLE t DROP FEATURE variantShredding")
+        .await
+        .unwrap();
+    let (p, m) = protocol_and_metadata(&dir, 4);
+    assert_eq!(
+        p.unwrap()["readerFeatures"],
+        serde_json::json!(["variantType"])
+    );
+    assert!(
+        m.unwrap()["configuration"]
+            .get("delta.enableVariantShredding")
+            .is_none()
+    );
+    // On again, and a shredded file: now the feature cannot be dropped.
+    query(
+        &ctx,
+        "ALTER TABLE t SET TBLPROPERTIES ('delta.enableVariantShredding' = 'true')",
+    )
+    .await
+    .unwrap();
+    run(&ctx, "INSERT INTO t SELECT 3, parse_json('{\"a\": 7}')")
+        .await
+        .unwrap();
+    let add = action(&commit(&dir, 6), "add")[0].clone();
+    assert!(add["stats"].as_str().unwrap().contains("\"v\":\""), "{add}");
+    let err = query(&ctx, "ALTER TABLE t DROP FEATURE variantShredding")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("1 live file(s) store a VARIANT column shredded"),
+        "{err}"
+    );
+    // variantType cannot go while v exists; unknown features are named.
+    let err = query(&ctx, "ALTER TABLE t DROP FEATURE variantType")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("VARIANT column 'v' exists"), "{err}");
+    let err = query(&ctx, "ALTER TABLE t DROP FEATURE rowTracking")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("does not have the feature 'rowTracking'"),
+        "{err}"
+    );
+    // Existing columns and unknown properties are refused, nothing committed.
+    for (sql, want) in [
+        ("ALTER TABLE t ADD COLUMN id BIGINT", "already exists"),
+        (
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.someday' = '1')",
+            "unknown or unsupported Delta table property",
+        ),
+        (
+            "ALTER TABLE t ADD COLUMN w NOTATYPE",
+            "unknown type 'NOTATYPE'",
+        ),
+    ] {
+        let err = query(&ctx, sql).await.unwrap_err().to_string();
+        assert!(err.contains(want), "{sql}: {err}");
+    }
+    assert!(!dir.join("_delta_log/00000000000000000007.json").exists());
+    assert_eq!(count(&ctx, "SELECT sum(v:a::bigint) FROM t").await, 12);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -111,16 +111,49 @@ impl Session {
     /// Runs every statement of a script, stopping at the first error (printed as
     /// one line naming `origin` and the statement number). `false` on error.
     pub async fn run_script(&self, sql: &str, origin: &str) -> bool {
-        let statements = match self.parse(sql) {
-            Ok(s) => s,
+        // `ALTER TABLE` on Delta tables runs here (DataFusion does not plan it);
+        // a script holding one is split into its statements first.
+        let pieces = df_variant::sql::split_statements(sql);
+        let alters = pieces
+            .iter()
+            .map(|p| parse_alter(p))
+            .collect::<Result<Vec<_>>>();
+        let statements: Vec<Piece> = match alters {
+            Ok(a) if a.iter().any(Option::is_some) => {
+                let mut out = Vec::new();
+                for (piece, alter) in pieces.iter().zip(a) {
+                    match alter {
+                        Some(alter) => out.push(Piece::Alter(alter)),
+                        None => match self.parse(piece) {
+                            Ok(s) => out.extend(s.into_iter().map(Piece::Sql)),
+                            Err(e) => {
+                                eprintln!("Error ({origin}): {}", one_line(&e));
+                                return false;
+                            }
+                        },
+                    }
+                }
+                out
+            }
             Err(e) => {
                 eprintln!("Error ({origin}): {}", one_line(&e));
                 return false;
             }
+            Ok(_) => match self.parse(sql) {
+                Ok(s) => s.into_iter().map(Piece::Sql).collect(),
+                Err(e) => {
+                    eprintln!("Error ({origin}): {}", one_line(&e));
+                    return false;
+                }
+            },
         };
         let many = statements.len() > 1;
         for (i, statement) in statements.into_iter().enumerate() {
-            if let Err(e) = self.run_statement(statement).await {
+            let result = match statement {
+                Piece::Sql(statement) => self.run_statement(statement).await,
+                Piece::Alter(alter) => self.run_alter(&alter).await,
+            };
+            if let Err(e) = result {
                 if many {
                     eprintln!("Error ({origin}, statement {}): {}", i + 1, one_line(&e));
                 } else {
@@ -130,6 +163,28 @@ impl Session {
             }
         }
         true
+    }
+
+    /// Runs an `ALTER TABLE` on a Delta table and prints its one row.
+    #[cfg_attr(not(feature = "delta"), allow(clippy::unused_async))]
+    async fn run_alter(&self, alter: &AlterStatement) -> Result<()> {
+        #[cfg(not(feature = "delta"))]
+        match *alter {}
+        #[cfg(feature = "delta")]
+        {
+            let started = Instant::now();
+            let df = df_variant::delta::alter::alter_table(&self.ctx, alter).await?;
+            let schema = Arc::clone(df.schema().inner());
+            let batches = df.collect().await?;
+            let tz = self.session_tz()?;
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            print::print(&mut out, self.format, &schema, &batches, self.maxrows, &tz)?;
+            if !self.quiet {
+                eprintln!("1 row in {:.3} s", started.elapsed().as_secs_f64());
+            }
+            Ok(())
+        }
     }
 
     /// Plans one statement.
@@ -209,5 +264,29 @@ impl Session {
 
     fn session_tz(&self) -> Result<SessionTz> {
         df_variant::config::session_tz(self.ctx.state_ref().read().config().options())
+    }
+}
+
+/// A statement of a script: SQL for DataFusion, or an `ALTER TABLE` run here.
+enum Piece {
+    Sql(Statement),
+    Alter(AlterStatement),
+}
+
+#[cfg(feature = "delta")]
+use df_variant::delta::alter::AlterStatement;
+
+/// Without Delta support there is no `ALTER TABLE` to run.
+#[cfg(not(feature = "delta"))]
+enum AlterStatement {}
+
+/// An `ALTER TABLE` on a Delta table, which the CLI runs itself.
+fn parse_alter(sql: &str) -> Result<Option<AlterStatement>> {
+    #[cfg(feature = "delta")]
+    return df_variant::delta::alter::parse_alter(sql);
+    #[cfg(not(feature = "delta"))]
+    {
+        let _ = sql;
+        Ok(None)
     }
 }

@@ -84,6 +84,10 @@ pub struct TableSnapshot {
     pub schema: SchemaRef,
     /// The `schemaString` of the table's metadata.
     pub schema_string: String,
+    /// `metaData.id`.
+    pub table_id: String,
+    /// `metaData.createdTime`.
+    pub created_time: Option<i64>,
     /// Partition columns, in order.
     pub partition_columns: Vec<String>,
     /// `metaData.configuration`.
@@ -349,6 +353,8 @@ fn read_snapshot(
         version: snapshot.version(),
         schema: Arc::new(arrow_schema(&schema_string)?),
         schema_string,
+        table_id: metadata.id().to_string(),
+        created_time: metadata.created_time(),
         partition_columns: metadata.partition_columns().to_vec(),
         configuration: metadata.configuration().clone(),
         min_reader_version: protocol.min_reader_version(),

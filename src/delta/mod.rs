@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod alter;
 pub mod format;
 pub mod info;
 pub mod log;

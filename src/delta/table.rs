@@ -123,7 +123,17 @@ impl DeltaTable {
         })
     }
 
-    /// The snapshot read when the table was opened.
+    /// The table root.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// Whether the table reads one fixed version (`OPTIONS ('version' ...)`).
+    pub fn is_pinned(&self) -> bool {
+        self.pinned.is_some()
+    }
+
+    /// The snapshot the table was opened with.
     pub fn snapshot(&self) -> &TableSnapshot {
         &self.snapshot
     }

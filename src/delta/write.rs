@@ -54,6 +54,7 @@ const SHREDDING_PREVIEW: &str = "variantShredding-preview";
 /// keys arrive lower-cased).
 const KNOWN_PROPERTIES: &[&str] = &[
     "delta.enableVariantShredding",
+    "delta.enableDeletionVectors",
     "delta.appendOnly",
     "delta.checkpointInterval",
     "delta.logRetentionDuration",
@@ -156,6 +157,14 @@ impl NewTable {
         {
             features.push(SHREDDING.to_string());
         }
+        // Deletion vectors need their feature (we read them; we never write any).
+        if properties
+            .get("delta.enableDeletionVectors")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            && !features.iter().any(|f| f == "deletionVectors")
+        {
+            features.push("deletionVectors".to_string());
+        }
         let needs_variant =
             has_variant || features.iter().any(|f| f.starts_with("variantShredding"));
         if needs_variant && !features.iter().any(|f| f.starts_with("variantType")) {
@@ -214,6 +223,8 @@ impl NewTable {
             version: 0,
             schema: Arc::clone(&self.schema),
             schema_string: String::new(),
+            table_id: String::new(),
+            created_time: None,
             partition_columns: self.partition_columns.clone(),
             configuration: self.configuration.clone(),
             min_reader_version: 3,
@@ -244,7 +255,7 @@ fn schema_has_variant(schema: &Schema) -> bool {
         .any(|f| is_variant_field(f) || nested(f.data_type()))
 }
 
-fn now_millis() -> i64 {
+pub(crate) fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -309,6 +320,17 @@ async fn put_if_absent(
         Err(datafusion::object_store::Error::AlreadyExists { .. }) => Ok(false),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Commits `actions` as `version` of the table at `url` (an `ALTER TABLE`);
+/// `false` when another commit made that version first.
+pub(crate) async fn commit_alteration(
+    store: &Arc<dyn ObjectStore>,
+    url: &Url,
+    version: u64,
+    actions: &[Value],
+) -> Result<bool> {
+    put_if_absent(store, &commit_path(url, version)?, actions).await
 }
 
 /// Whether commit `version` changed the protocol or the metadata (a conflict for

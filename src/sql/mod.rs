@@ -50,10 +50,38 @@ pub fn parse_statements(
         .collect())
 }
 
+/// Splits a script into its statements' texts at the semicolons between them
+/// (not those in strings, quoted names or comments), for callers that run some
+/// statements themselves (`ALTER TABLE` on Delta tables) and parse the rest.
+///
+/// ```
+/// let parts = df_variant::sql::split_statements("SELECT ';'; ALTER TABLE t DROP FEATURE x;\n");
+/// assert_eq!(parts, vec!["SELECT ';'", " ALTER TABLE t DROP FEATURE x"]);
+/// ```
+pub fn split_statements(sql: &str) -> Vec<String> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&VariantDialect::default(), sql).tokenize() else {
+        return vec![sql.to_string()];
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for t in tokens {
+        if t == Token::SemiColon {
+            out.push(std::mem::take(&mut current));
+        } else {
+            current.push_str(&t.to_string());
+        }
+    }
+    out.push(current);
+    out.retain(|s| !s.trim().is_empty());
+    out
+}
+
 /// `ctx.sql(sql)`, parsed with [`parse_statements`]: one statement, planned
 /// and run (DDL) or returned as a DataFrame, as `SessionContext::sql` does.
 /// Use it where the SQL may apply `:` inside arithmetic (`1 + v:a::int`),
-/// which DataFusion's own parser reads as `(1 + v):a`.
+/// which DataFusion's own parser reads as `(1 + v):a`, and for `ALTER TABLE` on
+/// Delta tables ([`crate::delta::alter`]), which DataFusion does not plan.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -72,6 +100,11 @@ pub async fn query(
     ctx: &datafusion::prelude::SessionContext,
     sql: &str,
 ) -> Result<datafusion::dataframe::DataFrame> {
+    // `ALTER TABLE` on Delta tables, which DataFusion does not plan.
+    #[cfg(feature = "delta")]
+    if let Some(alter) = crate::delta::alter::parse_alter(sql)? {
+        return Box::pin(crate::delta::alter::alter_table(ctx, &alter)).await;
+    }
     let state = ctx.state();
     let mut statements = parse_statements(&state, sql)?;
     if statements.len() != 1 {
