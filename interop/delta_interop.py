@@ -15,6 +15,8 @@ is given), into a temporary directory:
 * `altered/`, `altered_shredding/` -- made without a VARIANT column, then
                  `ALTER TABLE t ADD COLUMN v VARIANT` (and `SET TBLPROPERTIES
                  ('delta.enableVariantShredding' = 'true')`), then an append;
+* `dropped_shredding/` -- `altered_shredding` then `ALTER TABLE t DROP FEATURE
+                 variantShredding` (its shredded file rewritten unshredded);
 
 then checks:
 
@@ -132,6 +134,8 @@ def main():
     # id 8 appended with v; `altered_shredding` also turns shredding on before
     # the append (variantShredding; the appended file is shredded).
     altered = {"altered": [], "altered_shredding": [
+        "ALTER TABLE t SET TBLPROPERTIES ('delta.enableVariantShredding' = 'true')"],
+        "dropped_shredding": [
         "ALTER TABLE t SET TBLPROPERTIES ('delta.enableVariantShredding' = 'true')"]}
     for name, more in altered.items():
         path = os.path.join(work, name)
@@ -145,6 +149,9 @@ def main():
             *more,
             f"INSERT INTO t SELECT {i} AS id, '{p}' AS p, parse_json('{j}') AS v",
         ]
+        if name == "dropped_shredding":
+            # The shredded file is rewritten unshredded, the feature dropped.
+            statements.append("ALTER TABLE t DROP FEATURE variantShredding")
         cmd = [binary]
         for s in statements:
             cmd += ["-c", s]
@@ -220,23 +227,26 @@ def main():
         import pyarrow as pa
         from deltalake import DeltaTable, QueryBuilder
         import variant_decode as vd
-        got = {}
-        for t in ("altered",):
+        for t in ("altered", "dropped_shredding"):
+            got = {}
             table = pa.table(QueryBuilder().register("t", DeltaTable(os.path.join(work, t)))
                              .execute("SELECT id, v FROM t").read_all())
             for row in table.to_pylist():
                 v = row["v"]
                 got[row["id"]] = "NULL" if v is None else json.dumps(
                     vd.decode(v["metadata"], v["value"]), separators=(",", ":"), sort_keys=True)
-        want = {i: (EXPECTED[i] if i == LATER[0][0] else "NULL") for i in all_ids}
-        label = "deltalake QueryBuilder reads altered"
-        (passed if got == want else failures).append(label if got == want else f"{label}: {got}")
+            want = {i: (EXPECTED[i] if i == LATER[0][0] else "NULL") for i in all_ids}
+            label = f"deltalake QueryBuilder reads {t}"
+            (passed if got == want else failures).append(label if got == want else f"{label}: {got}")
     read("deltalake", "altered_shredding", expect_altered, must_fail="variantShredding")
     read("pysail", "altered", expect_altered)
     read("pysail", "altered_shredding", expect_altered)
+    read("pysail", "dropped_shredding", expect_altered)
     read("raw", "altered", expect_altered)
     read("raw", "altered_shredding", expect_altered)
-    for t, want in [("altered", ["variantType"]), ("altered_shredding", ["variantType", "variantShredding"])]:
+    read("raw", "dropped_shredding", expect_altered)
+    for t, want in [("altered", ["variantType"]), ("altered_shredding", ["variantType", "variantShredding"]),
+                    ("dropped_shredding", ["variantType"])]:
         protocols = []
         for log in sorted(glob.glob(os.path.join(work, t, "_delta_log", "*.json"))):
             for line in open(log):

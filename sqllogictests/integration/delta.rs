@@ -557,14 +557,38 @@ async fn alter_table_upgrades_and_downgrades_the_protocol() {
         .unwrap();
     let add = action(&commit(&dir, 6), "add")[0].clone();
     assert!(add["stats"].as_str().unwrap().contains("\"v\":\""), "{add}");
-    let err = query(&ctx, "ALTER TABLE t DROP FEATURE variantShredding")
+    let shredded_path = add["path"].as_str().unwrap().to_string();
+    // Dropping the feature now rewrites that file unshredded, in the commit
+    // that downgrades the protocol.
+    query(&ctx, "ALTER TABLE t DROP FEATURE variantShredding")
         .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("1 live file(s) store a VARIANT column shredded"),
-        "{err}"
+        .unwrap();
+    let actions = commit(&dir, 7);
+    let p = action(&actions, "protocol")[0];
+    assert_eq!(p["readerFeatures"], serde_json::json!(["variantType"]));
+    let removes = action(&actions, "remove");
+    let adds = action(&actions, "add");
+    assert_eq!(removes.len(), 1);
+    assert_eq!(removes[0]["path"], shredded_path.as_str());
+    assert_eq!(removes[0]["dataChange"], false);
+    assert_eq!(
+        (adds.len(), adds[0]["dataChange"].clone()),
+        (1, false.into())
     );
+    let new_file = dir.join(adds[0]["path"].as_str().unwrap());
+    let batches = run(
+        &ctx,
+        &format!(
+            "SELECT shredding FROM variant_shredding_schema('{}')",
+            new_file.display()
+        ),
+    )
+    .await
+    .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    assert!(!text.contains("STRUCT<a"), "{text}");
     // variantType cannot go while v exists; unknown features are named.
     let err = query(&ctx, "ALTER TABLE t DROP FEATURE variantType")
         .await
@@ -594,7 +618,8 @@ async fn alter_table_upgrades_and_downgrades_the_protocol() {
         let err = query(&ctx, sql).await.unwrap_err().to_string();
         assert!(err.contains(want), "{sql}: {err}");
     }
-    assert!(!dir.join("_delta_log/00000000000000000007.json").exists());
+    assert!(!dir.join("_delta_log/00000000000000000008.json").exists());
     assert_eq!(count(&ctx, "SELECT sum(v:a::bigint) FROM t").await, 12);
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 3);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,7 +9,7 @@
 //! ALTER TABLE t ADD COLUMNS (a BIGINT, w VARIANT)
 //! ALTER TABLE t SET TBLPROPERTIES ('delta.enableVariantShredding' = 'true')
 //!                                               -- adds variantShredding; new files shred
-//! ALTER TABLE t DROP FEATURE variantShredding   -- when no live file is shredded
+//! ALTER TABLE t DROP FEATURE variantShredding   -- rewrites shredded files unshredded
 //! ALTER TABLE t DROP FEATURE variantType        -- when no VARIANT column is left
 //! ```
 //!
@@ -19,12 +19,14 @@
 //! [`alter_table`] takes the parsed statement.
 //!
 //! Dropping a feature follows the protocol's rule for removing a reader-writer
-//! feature: no live file may still use it. `variantShredding` is dropped only
-//! when no live file stores a VARIANT column shredded (their footers are read
-//! to check); otherwise the statement is refused with the number of shredded
-//! files, since rewriting them unshredded is not implemented. History is not
-//! truncated: versions before the drop still list their files, so time travel
-//! to them needs a reader with the feature.
+//! feature: no live file may still use it. For `variantShredding`, the live
+//! files that store a VARIANT column shredded (their footers are read to find
+//! them) are rewritten unshredded, each checked row by row against the old one,
+//! and one commit removes them, adds the new files (`dataChange: false`),
+//! clears the property and drops the feature; if anything fails, the new files
+//! are deleted and the table is untouched. History is not truncated: versions
+//! before the drop still list their files, so time travel to them needs a
+//! reader with the feature.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -229,6 +231,7 @@ pub async fn alter_table(ctx: &SessionContext, statement: &AlterStatement) -> Re
     let s = Arc::clone(&store);
     let snapshot = blocking(move || load_snapshot(s, &u, None)).await?;
     snapshot.check_writable()?;
+    let mut rewrites: Vec<Value> = Vec::new();
     let (operation, protocol, metadata) = match &statement.operation {
         AlterOperation::AddColumns(columns) => {
             let mut fields: Vec<FieldRef> = snapshot.schema.fields().iter().cloned().collect();
@@ -304,13 +307,23 @@ pub async fn alter_table(ctx: &SessionContext, statement: &AlterStatement) -> Re
                     }
                 }
                 "variantShredding" | "variantShredding-preview" => {
+                    // Live files that store a VARIANT column shredded are
+                    // rewritten unshredded (checked row by row) in the same
+                    // commit that drops the feature.
                     let shredded = shredded_files(&state, &snapshot).await?;
-                    if let Some(first) = shredded.first() {
-                        return plan_err!(
-                            "ALTER TABLE: cannot drop '{feature}': {} live file(s) store a VARIANT column shredded (first: {first}); rewriting them unshredded is not implemented",
-                            shredded.len()
-                        );
-                    }
+                    let files: Vec<&super::log::LogFile> = snapshot
+                        .files
+                        .iter()
+                        .filter(|f| shredded.contains(&f.path))
+                        .collect();
+                    rewrites = super::write::rewrite_unshredded(ctx, &snapshot, &files)
+                        .await
+                        .map_err(|e| {
+                            plan_datafusion_err!(
+                                "ALTER TABLE: cannot drop '{feature}': {}",
+                                e.strip_backtrace()
+                            )
+                        })?;
                     let mut metadata = metadata_of(&snapshot)?;
                     let mut configuration = snapshot.configuration.clone();
                     configuration.remove("delta.enableVariantShredding");
@@ -351,8 +364,19 @@ pub async fn alter_table(ctx: &SessionContext, statement: &AlterStatement) -> Re
     if let Some(m) = metadata {
         actions.push(json!({ "metaData": m }));
     }
+    actions.extend(rewrites.iter().cloned());
     let version = snapshot.version + 1;
     if !commit_alteration(&store, &url, version, &actions).await? {
+        // The rewritten files are not part of the table: delete them.
+        for a in &rewrites {
+            if let Some(p) = a
+                .get("add")
+                .and_then(|a| a.get("path"))
+                .and_then(Value::as_str)
+            {
+                let _ = store.delete(&store_path(&url, Some(p))?).await;
+            }
+        }
         return plan_err!(
             "ALTER TABLE: another commit made version {version} of {url} first; nothing was changed, run it again"
         );

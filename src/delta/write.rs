@@ -649,6 +649,178 @@ impl DataSink for DeltaSink {
     }
 }
 
+/// Rewrites live `files` of table `t` unshredded, for `DROP FEATURE
+/// variantShredding`: each file is read (its VARIANT columns reassembled),
+/// written again without shredding beside it, and checked row by row against
+/// the old one (`to_json` of every VARIANT column, every other column as it is,
+/// SQL NULL and Variant null told apart). Returns the `remove` and `add`
+/// actions (`dataChange: false`) to commit; on any failure the new files are
+/// deleted and the table is untouched.
+pub(crate) async fn rewrite_unshredded(
+    ctx: &datafusion::prelude::SessionContext,
+    t: &TableSnapshot,
+    files: &[&super::log::LogFile],
+) -> Result<Vec<Value>> {
+    let state = ctx.state();
+    let store = super::table::store_for(&state, &t.url)?;
+    let options = state
+        .config()
+        .options()
+        .extensions
+        .get::<VariantOptions>()
+        .cloned()
+        .unwrap_or_default();
+    let mut parquet_options = TableParquetOptions::new();
+    parquet_options.global = state.config().options().execution.parquet.clone();
+    let buffer = state
+        .config()
+        .options()
+        .execution
+        .objectstore_writer_buffer_size;
+    let stamp = format!("{:016x}", random_u64());
+    let mut written: Vec<Path> = Vec::new();
+    let result: Result<Vec<Value>> = async {
+        let mut actions = Vec::new();
+        for (n, f) in files.iter().enumerate() {
+            if f.deleted_count.is_some() {
+                return plan_err!(
+                    "{} has a deletion vector; rewriting such a file is not implemented",
+                    f.path
+                );
+            }
+            let old_url = t
+                .url
+                .join(&f.path)
+                .map_err(|e| exec_datafusion_err!("bad Delta file path '{}': {e}", f.path))?;
+            let old = ctx
+                .read_parquet(old_url.as_str(), datafusion::prelude::ParquetReadOptions::default())
+                .await?;
+            let batches = old.clone().collect().await?;
+            let fields: Vec<Field> = old
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| {
+                    if is_variant_field(f) {
+                        f.as_ref().clone()
+                    } else {
+                        f.as_ref().clone().with_data_type(writable_type(f.data_type()))
+                    }
+                })
+                .collect();
+            let file_schema = Arc::new(Schema::new(fields));
+            let dir = f.path.rsplit_once('/').map_or("", |(d, _)| d);
+            let relative = if dir.is_empty() {
+                format!("part-{n:05}-{stamp}.c000.parquet")
+            } else {
+                format!("{dir}/part-{n:05}-{stamp}.c000.parquet")
+            };
+            let path = store_path(&t.url, Some(&relative))?;
+            let plan = FilePlan::new(
+                Arc::clone(&file_schema),
+                parquet_options.clone(),
+                ShreddingMode::Off,
+                &options,
+                buffer,
+            );
+            let (tx, rx) = mpsc::channel(2);
+            let task = tokio::spawn(write_file(rx, Arc::clone(&store), path.clone(), plan));
+            written.push(path.clone());
+            for batch in batches {
+                let columns = batch
+                    .columns()
+                    .iter()
+                    .zip(file_schema.fields())
+                    .map(|(c, f)| {
+                        if c.data_type() == f.data_type() {
+                            Ok(Arc::clone(c))
+                        } else {
+                            arrow::compute::cast(c, f.data_type())
+                        }
+                    })
+                    .collect::<std::result::Result<Vec<ArrayRef>, _>>()?;
+                if tx
+                    .send(RecordBatch::try_new(Arc::clone(&file_schema), columns)?)
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            drop(tx);
+            let file = task
+                .await
+                .map_err(|e| exec_datafusion_err!("a Parquet writer task failed: {e}"))??;
+            // Every row of the new file is the old one's.
+            let new_url = t
+                .url
+                .join(&relative)
+                .map_err(|e| exec_datafusion_err!("bad Delta file path '{relative}': {e}"))?;
+            let new = ctx
+                .read_parquet(new_url.as_str(), datafusion::prelude::ParquetReadOptions::default())
+                .await?;
+            let text = |df: datafusion::dataframe::DataFrame| -> Result<datafusion::dataframe::DataFrame> {
+                let exprs: Vec<datafusion::prelude::Expr> = df
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| {
+                        let c = datafusion::prelude::col(datafusion::common::Column::new_unqualified(f.name()));
+                        if is_variant_field(f) {
+                            // SQL NULL stays NULL; a Variant null is the text `null`.
+                            crate::udf::expr_fn::to_json(c).alias(f.name())
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                df.select(exprs)
+            };
+            let (old_rows, new_rows) = (text(old)?, text(new)?);
+            let missing = old_rows.clone().except(new_rows.clone())?.count().await?;
+            let extra = new_rows.clone().except(old_rows.clone())?.count().await?;
+            let (a, b) = (old_rows.count().await?, new_rows.count().await?);
+            if missing != 0 || extra != 0 || a != b {
+                return plan_err!(
+                    "rewriting {} unshredded changed its rows ({a} rows before, {b} after, {missing} missing, {extra} new); nothing was changed",
+                    f.path
+                );
+            }
+            let meta = store.head(&path).await?;
+            let values: serde_json::Map<String, Value> = f
+                .partition_values
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String)))
+                .collect();
+            let now = now_millis();
+            actions.push(json!({"remove": {
+                "path": f.path,
+                "deletionTimestamp": now,
+                "dataChange": false,
+                "extendedFileMetadata": true,
+                "partitionValues": values,
+                "size": f.size,
+            }}));
+            actions.push(json!({"add": {
+                "path": uri_path(&relative),
+                "partitionValues": values,
+                "size": meta.size,
+                "modificationTime": meta.last_modified.timestamp_millis(),
+                "dataChange": false,
+                "stats": file_stats(&file.metadata, &file.schema, false)?,
+            }}));
+        }
+        Ok(actions)
+    }
+    .await;
+    if result.is_err() {
+        for p in written {
+            let _ = store.delete(&p).await;
+        }
+    }
+    result
+}
+
 impl DeltaSink {
     async fn commit(
         &self,
