@@ -26,6 +26,21 @@ fn text(batches: &[RecordBatch]) -> String {
     pretty_format_batches(batches).unwrap().to_string()
 }
 
+/// The result of `sql`'s physical plan after a trip through the plan codec, as
+/// a worker gets it.
+async fn through_bytes(ctx: &SessionContext, sql: &str) -> String {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let bytes = df_variant::codec::plan_to_bytes(plan).unwrap();
+    let decoded = df_variant::codec::plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
+    text(&collect(decoded, ctx.task_ctx()).await.unwrap())
+}
+
 /// The `id`s of one Parquet file in row order.
 async fn ids_of(file: &Path) -> Vec<i64> {
     let ctx = SessionContext::new();
@@ -232,16 +247,7 @@ async fn deleted_rows_never_appear() {
                     "{q} (partitions {partitions}, pushdown {pushdown})"
                 );
                 // The same plan through bytes, as a worker gets it.
-                let plan = ctx
-                    .sql(&q.replace("{t}", "t"))
-                    .await
-                    .unwrap()
-                    .create_physical_plan()
-                    .await
-                    .unwrap();
-                let bytes = df_variant::codec::plan_to_bytes(plan).unwrap();
-                let decoded = df_variant::codec::plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
-                let shipped = text(&collect(decoded, ctx.task_ctx()).await.unwrap());
+                let shipped = through_bytes(&ctx, &q.replace("{t}", "t")).await;
                 assert_eq!(shipped, want, "{q} through bytes");
                 checked += 1;
             }
@@ -253,16 +259,7 @@ async fn deleted_rows_never_appear() {
                 let want = text(&run(&ctx, &q.replace("{t}", "expected AS t")).await.unwrap());
                 let got = text(&run(&ctx, &q.replace("{t}", "p AS t")).await.unwrap());
                 assert_eq!(got, want, "{q} on the table without VARIANT columns");
-                let plan = ctx
-                    .sql(&q.replace("{t}", "p AS t"))
-                    .await
-                    .unwrap()
-                    .create_physical_plan()
-                    .await
-                    .unwrap();
-                let bytes = df_variant::codec::plan_to_bytes(plan).unwrap();
-                let decoded = df_variant::codec::plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
-                let shipped = text(&collect(decoded, ctx.task_ctx()).await.unwrap());
+                let shipped = through_bytes(&ctx, &q.replace("{t}", "p AS t")).await;
                 assert_eq!(shipped, want, "{q} through bytes, without VARIANT columns");
             }
         }

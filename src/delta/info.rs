@@ -30,14 +30,13 @@ use arrow::array::{
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
-use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
+use datafusion::common::Result;
 use datafusion::datasource::{MemTable, TableProvider};
-use datafusion::logical_expr::Expr;
 use serde_json::Value;
 
-use super::log::{TableSnapshot, describe_snapshot, table_exists, table_url};
+use super::log::{TableSnapshot, describe_snapshot, table_url};
 use super::stats::bounds_of_stats;
-use super::table::store_for;
+use super::table::{location_and_version, snapshot_blocking};
 use crate::variant::path::{PathSegment, path_to_string};
 
 /// The name of [`DeltaTableInfo`].
@@ -227,55 +226,9 @@ pub fn describe(t: &TableSnapshot) -> Result<RecordBatch> {
 
 impl TableFunctionImpl for DeltaTableInfo {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let literal = |e: &Expr| match e {
-            Expr::Literal(v, _) => Some(v.clone()),
-            _ => None,
-        };
-        let exprs = args.exprs();
-        let Some(
-            ScalarValue::Utf8(Some(location))
-            | ScalarValue::Utf8View(Some(location))
-            | ScalarValue::LargeUtf8(Some(location)),
-        ) = exprs.first().and_then(literal)
-        else {
-            return plan_err!(
-                "{DELTA_TABLE_INFO} takes a table location string as its first argument"
-            );
-        };
-        let version = match exprs.get(1).map(literal) {
-            None => None,
-            Some(Some(v)) => match v.cast_to(&DataType::Int64) {
-                Ok(ScalarValue::Int64(Some(n))) if n >= 0 => Some(n as u64),
-                _ => {
-                    return plan_err!(
-                        "{DELTA_TABLE_INFO}: the version must be a non-negative integer, got {v}"
-                    );
-                }
-            },
-            Some(None) => {
-                return plan_err!(
-                    "{DELTA_TABLE_INFO}: the version must be a non-negative integer literal"
-                );
-            }
-        };
-        if exprs.len() > 2 {
-            return plan_err!("{DELTA_TABLE_INFO} takes a location and an optional version");
-        }
+        let (location, version) = location_and_version(DELTA_TABLE_INFO, args.exprs())?;
         let url = table_url(&location)?;
-        let store = store_for(args.session(), &url)?;
-        let snapshot = std::thread::scope(|s| {
-            s.spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                if !runtime.block_on(table_exists(&store, &url))? {
-                    return plan_err!("no Delta table at {url} (no _delta_log/ commits)");
-                }
-                describe_snapshot(Arc::clone(&store), &url, version)
-            })
-            .join()
-            .map_err(|_| plan_datafusion_err!("the Delta log reader panicked"))
-        })??;
+        let snapshot = snapshot_blocking(args.session(), &url, version, describe_snapshot)?;
         let batch = describe(&snapshot)?;
         Ok(Arc::new(MemTable::try_new(
             info_schema(),

@@ -91,21 +91,7 @@ impl DeltaTable {
         version: Option<u64>,
     ) -> Result<Self> {
         let url = table_url(location)?;
-        let store = store_for(state, &url)?;
-        let u = url.clone();
-        let snapshot = std::thread::scope(|s| {
-            s.spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                if !runtime.block_on(table_exists(&store, &u))? {
-                    return plan_err!("no Delta table at {u} (no _delta_log/ commits)");
-                }
-                load_snapshot(store, &u, version)
-            })
-            .join()
-            .map_err(|_| plan_datafusion_err!("the Delta log reader panicked"))
-        })??;
+        let snapshot = snapshot_blocking(state, &url, version, load_snapshot)?;
         Self::from_snapshot(url, version, snapshot)
     }
 
@@ -514,42 +500,73 @@ pub const DELTA_SCAN: &str = "delta_scan";
 
 impl TableFunctionImpl for DeltaScan {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let literal = |e: &Expr| match e {
-            Expr::Literal(v, _) => Some(v.clone()),
-            _ => None,
-        };
-        let exprs = args.exprs();
-        let Some(
-            ScalarValue::Utf8(Some(location))
-            | ScalarValue::Utf8View(Some(location))
-            | ScalarValue::LargeUtf8(Some(location)),
-        ) = exprs.first().and_then(literal)
-        else {
-            return plan_err!("{DELTA_SCAN} takes a table location string as its first argument");
-        };
-        let version = match exprs.get(1).map(literal) {
-            None => None,
-            Some(Some(v)) if !v.is_null() => match v.cast_to(&arrow::datatypes::DataType::Int64) {
-                Ok(ScalarValue::Int64(Some(n))) if n >= 0 => Some(n as u64),
-                _ => {
-                    return plan_err!(
-                        "{DELTA_SCAN}: the version must be a non-negative integer, got {v}"
-                    );
-                }
-            },
-            Some(_) => {
-                return plan_err!(
-                    "{DELTA_SCAN}: the version must be a non-negative integer literal"
-                );
-            }
-        };
-        if exprs.len() > 2 {
-            return plan_err!("{DELTA_SCAN} takes a location and an optional version");
-        }
+        let (location, version) = location_and_version(DELTA_SCAN, args.exprs())?;
         Ok(Arc::new(DeltaTable::open_blocking(
             args.session(),
             &location,
             version,
         )?))
     }
+}
+
+/// The arguments of a Delta table function: a location string literal and an
+/// optional non-negative version literal.
+pub(crate) fn location_and_version(name: &str, exprs: &[Expr]) -> Result<(String, Option<u64>)> {
+    let literal = |e: &Expr| match e {
+        Expr::Literal(v, _) => Some(v.clone()),
+        _ => None,
+    };
+    let Some(
+        ScalarValue::Utf8(Some(location))
+        | ScalarValue::Utf8View(Some(location))
+        | ScalarValue::LargeUtf8(Some(location)),
+    ) = exprs.first().and_then(literal)
+    else {
+        return plan_err!("{name} takes a table location string as its first argument");
+    };
+    let version = match exprs.get(1).map(literal) {
+        None => None,
+        Some(Some(v)) if !v.is_null() => match v.cast_to(&arrow::datatypes::DataType::Int64) {
+            Ok(ScalarValue::Int64(Some(n))) if n >= 0 => Some(n as u64),
+            _ => {
+                return plan_err!("{name}: the version must be a non-negative integer, got {v}");
+            }
+        },
+        Some(_) => {
+            return plan_err!("{name}: the version must be a non-negative integer literal");
+        }
+    };
+    if exprs.len() > 2 {
+        return plan_err!("{name} takes a location and an optional version");
+    }
+    Ok((location, version))
+}
+
+/// [`load_snapshot`] or [`super::log::describe_snapshot`].
+pub(crate) type SnapshotReader =
+    fn(Arc<dyn ObjectStore>, &Url, Option<u64>) -> Result<TableSnapshot>;
+
+/// Reads the snapshot of the table at `url` with `read` ([`load_snapshot`] or
+/// [`super::log::describe_snapshot`]) on a separate thread, for synchronous
+/// callers (table functions).
+pub(crate) fn snapshot_blocking(
+    state: &dyn Session,
+    url: &Url,
+    version: Option<u64>,
+    read: SnapshotReader,
+) -> Result<TableSnapshot> {
+    let store = store_for(state, url)?;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            if !runtime.block_on(table_exists(&store, url))? {
+                return plan_err!("no Delta table at {url} (no _delta_log/ commits)");
+            }
+            read(store, url, version)
+        })
+        .join()
+        .map_err(|_| plan_datafusion_err!("the Delta log reader panicked"))
+    })?
 }
