@@ -6,7 +6,7 @@
 //! [`ParquetAccessPlan`] on the file (row groups with every row deleted are
 //! skipped, the others get a row selection), which DataFusion's Parquet scan
 //! honours by itself. `VariantScanExec` starts its own pruning from that plan and
-//! narrows it ([`super::pruning`]), and the plan codec carries it
+//! narrows it (`src/parquet/pruning.rs`), and the plan codec carries it
 //! ([`crate::codec`]), so deleted rows stay deleted with shredded pushdown,
 //! row-group and page pruning, and in plans shipped to other processes.
 //!
