@@ -623,3 +623,111 @@ async fn alter_table_upgrades_and_downgrades_the_protocol() {
     assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variant_reshred_rewrites_a_delta_table_in_one_commit() {
+    let dir = scratch("reshred");
+    let ctx = variant_context();
+    for (range, create) in [("id <= 3", true), ("id > 3", false)] {
+        let options = if create {
+            " OPTIONS ('delta.enableVariantShredding' 'true')"
+        } else {
+            ""
+        };
+        run(
+            &ctx,
+            &format!(
+                "COPY (SELECT * FROM ({SRC}) WHERE {range}) TO '{}' STORED AS DELTA{options}",
+                dir.display()
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    open(&ctx, &dir).await.unwrap();
+    let before = run(&ctx, "SELECT id, to_json(v) FROM t ORDER BY id")
+        .await
+        .unwrap();
+    let batches = run(
+        &ctx,
+        &format!(
+            "SELECT r.files, r.rows FROM (SELECT variant_reshred('{}', 'STRUCT<b: STRING>') AS r)",
+            dir.display()
+        ),
+    )
+    .await
+    .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("| 2        | 4       |"), "{text}");
+    // One commit: every old file removed, a new one added, no data change.
+    let actions = commit(&dir, 2);
+    let removes = action(&actions, "remove");
+    let adds = action(&actions, "add");
+    assert_eq!((removes.len(), adds.len()), (2, 2));
+    assert!(
+        removes
+            .iter()
+            .chain(&adds)
+            .all(|a| a["dataChange"] == false)
+    );
+    assert!(action(&actions, "protocol").is_empty());
+    // The new files have the new shredding, and their stats the bounds of `b`.
+    for add in &adds {
+        let file = dir.join(add["path"].as_str().unwrap());
+        let shredding = run(
+            &ctx,
+            &format!(
+                "SELECT shredding FROM variant_shredding_schema('{}')",
+                file.display()
+            ),
+        )
+        .await
+        .unwrap();
+        let shredding = arrow::util::pretty::pretty_format_batches(&shredding)
+            .unwrap()
+            .to_string();
+        assert!(shredding.contains("STRUCT<b: STRING>"), "{shredding}");
+        let stats: Value = serde_json::from_str(add["stats"].as_str().unwrap()).unwrap();
+        let bounds = decode_path_values(stats["minValues"]["v"].as_str().unwrap()).unwrap();
+        assert!(
+            bounds.keys().any(|k| k == &vec!["b".to_string()]),
+            "{stats}"
+        );
+    }
+    // The same rows.
+    let after = run(&ctx, "SELECT id, to_json(v) FROM t ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(
+        arrow::util::pretty::pretty_format_batches(&before)
+            .unwrap()
+            .to_string(),
+        arrow::util::pretty::pretty_format_batches(&after)
+            .unwrap()
+            .to_string()
+    );
+    // A table that does not enable shredding is refused, untouched.
+    let plain = scratch("reshred_plain");
+    run(
+        &ctx,
+        &format!("COPY ({SRC}) TO '{}' STORED AS DELTA", plain.display()),
+    )
+    .await
+    .unwrap();
+    let err = run(
+        &ctx,
+        &format!(
+            "SELECT variant_reshred('{}', 'STRUCT<b: STRING>')",
+            plain.display()
+        ),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("does not enable shredding"), "{err}");
+    assert!(!plain.join("_delta_log/00000000000000000001.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&plain);
+}

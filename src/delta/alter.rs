@@ -316,14 +316,20 @@ pub async fn alter_table(ctx: &SessionContext, statement: &AlterStatement) -> Re
                         .iter()
                         .filter(|f| shredded.contains(&f.path))
                         .collect();
-                    rewrites = super::write::rewrite_unshredded(ctx, &snapshot, &files)
-                        .await
-                        .map_err(|e| {
-                            plan_datafusion_err!(
-                                "ALTER TABLE: cannot drop '{feature}': {}",
-                                e.strip_backtrace()
-                            )
-                        })?;
+                    rewrites = super::write::rewrite_files(
+                        ctx,
+                        &snapshot,
+                        &files,
+                        crate::config::ShreddingMode::Off,
+                    )
+                    .await
+                    .map(|r| r.actions)
+                    .map_err(|e| {
+                        plan_datafusion_err!(
+                            "ALTER TABLE: cannot drop '{feature}': {}",
+                            e.strip_backtrace()
+                        )
+                    })?;
                     let mut metadata = metadata_of(&snapshot)?;
                     let mut configuration = snapshot.configuration.clone();
                     configuration.remove("delta.enableVariantShredding");

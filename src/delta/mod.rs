@@ -32,6 +32,7 @@ pub mod alter;
 pub mod format;
 pub mod info;
 pub mod log;
+pub mod reshred;
 pub mod schema;
 pub mod stats;
 pub mod table;

@@ -649,18 +649,29 @@ impl DataSink for DeltaSink {
     }
 }
 
-/// Rewrites live `files` of table `t` unshredded, for `DROP FEATURE
-/// variantShredding`: each file is read (its VARIANT columns reassembled),
-/// written again without shredding beside it, and checked row by row against
-/// the old one (`to_json` of every VARIANT column, every other column as it is,
-/// SQL NULL and Variant null told apart). Returns the `remove` and `add`
-/// actions (`dataChange: false`) to commit; on any failure the new files are
-/// deleted and the table is untouched.
-pub(crate) async fn rewrite_unshredded(
+/// What [`rewrite_files`] wrote: the `remove` and `add` actions to commit, and
+/// what they hold.
+pub(crate) struct Rewritten {
+    pub(crate) actions: Vec<Value>,
+    pub(crate) rows: usize,
+    pub(crate) bytes_before: u64,
+    pub(crate) bytes_after: u64,
+}
+
+/// Rewrites live `files` of table `t` with the shredding `mode` (`Off` for
+/// `DROP FEATURE variantShredding`, a schema for `variant_reshred`): each file
+/// is read (its VARIANT columns reassembled), written again beside it, and
+/// checked row by row against the old one (`to_json` of every VARIANT column,
+/// every other column as it is, SQL NULL and Variant null told apart). Returns
+/// the `remove` and `add` actions (`dataChange: false`, with the new files'
+/// statistics) to commit; on any failure the new files are deleted and the
+/// table is untouched.
+pub(crate) async fn rewrite_files(
     ctx: &datafusion::prelude::SessionContext,
     t: &TableSnapshot,
     files: &[&super::log::LogFile],
-) -> Result<Vec<Value>> {
+    mode: ShreddingMode,
+) -> Result<Rewritten> {
     let state = ctx.state();
     let store = super::table::store_for(&state, &t.url)?;
     let options = state
@@ -678,9 +689,15 @@ pub(crate) async fn rewrite_unshredded(
         .execution
         .objectstore_writer_buffer_size;
     let stamp = format!("{:016x}", random_u64());
+    let shredded = !matches!(mode, ShreddingMode::Off);
     let mut written: Vec<Path> = Vec::new();
-    let result: Result<Vec<Value>> = async {
-        let mut actions = Vec::new();
+    let result: Result<Rewritten> = async {
+        let mut out = Rewritten {
+            actions: Vec::new(),
+            rows: 0,
+            bytes_before: 0,
+            bytes_after: 0,
+        };
         for (n, f) in files.iter().enumerate() {
             if f.deleted_count.is_some() {
                 return plan_err!(
@@ -719,7 +736,7 @@ pub(crate) async fn rewrite_unshredded(
             let plan = FilePlan::new(
                 Arc::clone(&file_schema),
                 parquet_options.clone(),
-                ShreddingMode::Off,
+                mode.clone(),
                 &options,
                 buffer,
             );
@@ -782,18 +799,21 @@ pub(crate) async fn rewrite_unshredded(
             let (a, b) = (old_rows.count().await?, new_rows.count().await?);
             if missing != 0 || extra != 0 || a != b {
                 return plan_err!(
-                    "rewriting {} unshredded changed its rows ({a} rows before, {b} after, {missing} missing, {extra} new); nothing was changed",
+                    "rewriting {} changed its rows ({a} rows before, {b} after, {missing} missing, {extra} new); nothing was changed",
                     f.path
                 );
             }
             let meta = store.head(&path).await?;
+            out.rows += a;
+            out.bytes_before += f.size;
+            out.bytes_after += meta.size;
             let values: serde_json::Map<String, Value> = f
                 .partition_values
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String)))
                 .collect();
             let now = now_millis();
-            actions.push(json!({"remove": {
+            out.actions.push(json!({"remove": {
                 "path": f.path,
                 "deletionTimestamp": now,
                 "dataChange": false,
@@ -801,16 +821,16 @@ pub(crate) async fn rewrite_unshredded(
                 "partitionValues": values,
                 "size": f.size,
             }}));
-            actions.push(json!({"add": {
+            out.actions.push(json!({"add": {
                 "path": uri_path(&relative),
                 "partitionValues": values,
                 "size": meta.size,
                 "modificationTime": meta.last_modified.timestamp_millis(),
                 "dataChange": false,
-                "stats": file_stats(&file.metadata, &file.schema, false)?,
+                "stats": file_stats(&file.metadata, &file.schema, shredded)?,
             }}));
         }
-        Ok(actions)
+        Ok(out)
     }
     .await;
     if result.is_err() {

@@ -23,8 +23,8 @@
 //! The argument is a Parquet file, or a folder or glob of them (the location of
 //! a `CREATE EXTERNAL TABLE`); the schema is a shredding schema as
 //! `variant.shredding_schema` takes it, such as the `schema` row of
-//! `variant_shredding_advice`. Delta tables are refused (a Delta re-shred is a
-//! `remove` + `add` commit, not yet written).
+//! `variant_shredding_advice`. A Delta table's folder is re-shredded by one
+//! `remove` + `add` commit instead of renames ([`crate::delta::reshred`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
@@ -367,8 +367,12 @@ impl ScalarUDFImpl for VariantReshred {
         // The work blocks (it runs queries of its own): on a thread of its own.
         let report = std::thread::scope(|s| {
             s.spawn(|| {
-                let files = local_files(&path)?;
-                let report = reshred_files(&files, &ddl, &options)?;
+                let report = if is_delta_table(&path) {
+                    reshred_delta(&path, &ddl, &options)?
+                } else {
+                    let files = local_files(&path)?;
+                    reshred_files(&files, &ddl, &options)?
+                };
                 // The session's tables listed the old files (sizes included).
                 if let Some(cache) = self
                     .runtime
@@ -395,14 +399,29 @@ impl ScalarUDFImpl for VariantReshred {
     }
 }
 
-/// The Parquet files a path names (a Delta table's folder is refused).
-fn local_files(path: &str) -> Result<Vec<PathBuf>> {
-    let local = Path::new(path.strip_prefix("file://").unwrap_or(path));
-    if local.join("_delta_log").is_dir() {
-        return plan_err!(
-            "{VARIANT_RESHRED}: {path} is a Delta table; re-shredding Delta tables (a remove + add commit) is not supported yet"
-        );
+/// Whether `path` is the folder of a Delta table.
+fn is_delta_table(path: &str) -> bool {
+    Path::new(path.strip_prefix("file://").unwrap_or(path))
+        .join("_delta_log")
+        .is_dir()
+}
+
+/// A Delta table's re-shred: one `remove` + `add` commit
+/// ([`crate::delta::reshred`]).
+fn reshred_delta(path: &str, ddl: &str, options: &ConfigOptions) -> Result<ReshredReport> {
+    crate::shredding::typed_value_from_ddl(ddl)
+        .map_err(|e| plan_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    #[cfg(feature = "delta")]
+    return crate::delta::reshred::reshred_table(path, ddl, options);
+    #[cfg(not(feature = "delta"))]
+    {
+        let _ = options;
+        plan_err!("{VARIANT_RESHRED}: {path} is a Delta table; this build has no Delta support")
     }
+}
+
+/// The Parquet files a path names.
+fn local_files(path: &str) -> Result<Vec<PathBuf>> {
     Ok(crate::fs::resolve(VARIANT_RESHRED, path)?
         .into_iter()
         .map(|f| f.path)
