@@ -31,6 +31,11 @@
 //! `variant_explode` gives no row for a scalar, an empty container, a variant
 //! null or SQL NULL; `variant_explode_outer` gives one row of NULLs for each
 //! (Spark 4.3.0's answers, pinned in `variant_explode.slt`).
+//!
+//! `LEFT JOIN LATERAL ... ON true` (which Spark 4.3.0 refuses for a VARIANT
+//! reference) keeps every left row: the call's list, when empty, becomes NULL,
+//! and the unnest keeps NULL lists as one row of NULLs. Any other condition of
+//! a left lateral join is refused by name.
 
 use std::sync::Arc;
 
@@ -329,7 +334,14 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     let LogicalPlan::Join(join) = &plan else {
         return Ok(Transformed::no(plan));
     };
-    if join.join_type != JoinType::Inner || !join.on.is_empty() {
+    // `LEFT JOIN LATERAL ... ON true` keeps a left row whose call gives no
+    // row, with NULLs.
+    let left_join = match join.join_type {
+        JoinType::Inner => false,
+        JoinType::Left => true,
+        _ => return Ok(Transformed::no(plan)),
+    };
+    if !join.on.is_empty() {
         return Ok(Transformed::no(plan));
     }
     let LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) = join.right.as_ref() else {
@@ -341,6 +353,18 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     let Some((call, names)) = explode_call(subquery) else {
         return Ok(Transformed::no(plan));
     };
+    let on_true = join.filter.as_ref().is_none_or(|f| {
+        matches!(f, Expr::Literal(v, _) if *v == datafusion::common::ScalarValue::Boolean(Some(true)))
+    });
+    if left_join && !on_true {
+        return plan_err!(
+            "LEFT JOIN LATERAL {}(...) takes only ON true (filter its rows in WHERE, or use an inner lateral join)",
+            match &call {
+                Expr::ScalarFunction(f) => f.func.name().to_string(),
+                _ => "a table function".to_string(),
+            }
+        );
+    }
     let left = Arc::clone(&join.left);
     let left_columns: Vec<Expr> = left
         .schema()
@@ -359,6 +383,18 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     }
     let exploded = Column::from_name(EXPLODED);
     let mut with_call = left_columns.clone();
+    // Left join: an empty list becomes a NULL list, which the unnest keeps as
+    // one row of NULLs (as it keeps a NULL list).
+    let call = if left_join {
+        let length = datafusion::functions_nested::expr_fn::cardinality(call.clone());
+        Expr::Case(datafusion::logical_expr::Case::new(
+            None,
+            vec![(Box::new(length.gt(lit(0u64))), Box::new(call))],
+            None,
+        ))
+    } else {
+        call
+    };
     with_call.push(call.alias(EXPLODED));
     let mut builder = LogicalPlanBuilder::from(left.as_ref().clone());
     if flatten {
@@ -384,10 +420,10 @@ fn decorrelate(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         .project(with_call)?
         .unnest_column_with_options(
             exploded,
-            datafusion::common::UnnestOptions::new().with_preserve_nulls(false),
+            datafusion::common::UnnestOptions::new().with_preserve_nulls(left_join),
         )?
         .project(output)?;
-    if let Some(filter) = &join.filter {
+    if let Some(filter) = join.filter.as_ref().filter(|_| !left_join) {
         builder = builder.filter(filter.clone())?;
     }
     Ok(Transformed::yes(builder.build()?))
