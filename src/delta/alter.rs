@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, FieldRef, Schema};
+use arrow::datatypes::{DataType, FieldRef, Schema};
 use datafusion::catalog::Session;
 use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err, plan_err};
 use datafusion::dataframe::DataFrame;
@@ -47,7 +47,7 @@ use super::log::{TableSnapshot, load_snapshot, store_path};
 use super::schema::schema_string;
 use super::table::{DeltaTable, blocking, store_for};
 use super::write::{canonical_property, commit_alteration};
-use crate::array::is_variant_field;
+use crate::parquet::reshred::holds_variant;
 
 /// One `ALTER TABLE` statement on a Delta table.
 #[derive(Debug, Clone, PartialEq)]
@@ -373,16 +373,6 @@ pub async fn alter_table(ctx: &SessionContext, statement: &AlterStatement) -> Re
     actions.extend(rewrites.iter().cloned());
     let version = snapshot.version + 1;
     if !commit_alteration(&store, &url, version, &actions).await? {
-        // The rewritten files are not part of the table: delete them.
-        for a in &rewrites {
-            if let Some(p) = a
-                .get("add")
-                .and_then(|a| a.get("path"))
-                .and_then(Value::as_str)
-            {
-                let _ = store.delete(&store_path(&url, Some(p))?).await;
-            }
-        }
         return plan_err!(
             "ALTER TABLE: another commit made version {version} of {url} first; nothing was changed, run it again"
         );
@@ -420,16 +410,6 @@ async fn field_of(ctx: &SessionContext, name: &str, ty: &str) -> Result<FieldRef
         })?;
     let field = df.schema().field(0).as_ref().clone();
     Ok(Arc::new(field.with_name(name).with_nullable(true)))
-}
-
-/// Whether a field holds a VARIANT anywhere.
-fn holds_variant(f: &Field) -> bool {
-    is_variant_field(f)
-        || match f.data_type() {
-            DataType::Struct(fs) => fs.iter().any(|f| holds_variant(f)),
-            DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => holds_variant(f),
-            _ => false,
-        }
 }
 
 /// The table's `metaData` action as it stands.

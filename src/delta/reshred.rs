@@ -16,13 +16,11 @@
 //! version), the new files are deleted and the table is as it was. A file with
 //! a deletion vector is refused.
 
-use datafusion::common::{Result, exec_datafusion_err, plan_err};
+use datafusion::common::{Result, plan_err};
 use datafusion::config::ConfigOptions;
-use datafusion::object_store::ObjectStoreExt;
-use datafusion::prelude::SessionConfig;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::log::{load_snapshot, store_path, table_exists, table_url};
+use super::log::{load_snapshot, table_exists, table_url};
 use super::table::{blocking, store_for};
 use super::write::{commit_alteration, now_millis, rewrite_files};
 use crate::config::ShreddingMode;
@@ -37,16 +35,7 @@ use crate::parquet::reshred::{ReshredReport, VARIANT_RESHRED};
 /// the table is then untouched.
 pub fn reshred_table(location: &str, ddl: &str, options: &ConfigOptions) -> Result<ReshredReport> {
     let start = std::time::Instant::now();
-    let mut config = SessionConfig::from(options.clone())
-        .with_target_partitions(1)
-        .with_create_default_catalog_and_schema(true);
-    config.options_mut().set("variant.pushdown", "false")?;
-    config.options_mut().set("variant.workload_log", "")?;
-    let ctx = crate::variant_context_with_config(config);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| exec_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    let (ctx, runtime) = crate::parquet::reshred::rewrite_session(options)?;
     runtime.block_on(async {
         let url = table_url(location)?;
         let state = ctx.state();
@@ -83,11 +72,6 @@ pub fn reshred_table(location: &str, ddl: &str, options: &ConfigOptions) -> Resu
         actions.extend(rewritten.actions.iter().cloned());
         let version = snapshot.version + 1;
         if !commit_alteration(&store, &url, version, &actions).await? {
-            for a in &rewritten.actions {
-                if let Some(p) = a.get("add").and_then(|a| a.get("path")).and_then(Value::as_str) {
-                    let _ = store.delete(&store_path(&url, Some(p))?).await;
-                }
-            }
             return plan_err!(
                 "{VARIANT_RESHRED}: another commit made version {version} of {url} first; nothing was changed, run it again"
             );

@@ -322,15 +322,25 @@ async fn put_if_absent(
     }
 }
 
-/// Commits `actions` as `version` of the table at `url` (an `ALTER TABLE`);
-/// `false` when another commit made that version first.
+/// Commits `actions` as `version` of the table at `url` (an `ALTER TABLE`, a
+/// re-shred); `false` when another commit made that version first, and then
+/// the files its `add` actions name (written for it) are deleted.
 pub(crate) async fn commit_alteration(
     store: &Arc<dyn ObjectStore>,
     url: &Url,
     version: u64,
     actions: &[Value],
 ) -> Result<bool> {
-    put_if_absent(store, &commit_path(url, version)?, actions).await
+    if put_if_absent(store, &commit_path(url, version)?, actions).await? {
+        return Ok(true);
+    }
+    for path in actions
+        .iter()
+        .filter_map(|a| a.get("add")?.get("path")?.as_str())
+    {
+        let _ = store.delete(&store_path(url, Some(path))?).await;
+    }
+    Ok(false)
 }
 
 /// Whether commit `version` changed the protocol or the metadata (a conflict for
@@ -710,7 +720,10 @@ pub(crate) async fn rewrite_files(
                 .join(&f.path)
                 .map_err(|e| exec_datafusion_err!("bad Delta file path '{}': {e}", f.path))?;
             let old = ctx
-                .read_parquet(old_url.as_str(), datafusion::prelude::ParquetReadOptions::default())
+                .read_parquet(
+                    old_url.as_str(),
+                    datafusion::prelude::ParquetReadOptions::default(),
+                )
                 .await?;
             let batches = old.clone().collect().await?;
             let fields: Vec<Field> = old
@@ -721,7 +734,9 @@ pub(crate) async fn rewrite_files(
                     if is_variant_field(f) {
                         f.as_ref().clone()
                     } else {
-                        f.as_ref().clone().with_data_type(writable_type(f.data_type()))
+                        f.as_ref()
+                            .clone()
+                            .with_data_type(writable_type(f.data_type()))
                     }
                 })
                 .collect();
@@ -768,43 +783,20 @@ pub(crate) async fn rewrite_files(
             let file = task
                 .await
                 .map_err(|e| exec_datafusion_err!("a Parquet writer task failed: {e}"))??;
-            // Every row of the new file is the old one's.
+            // Every row of the new file is the old one's, in order.
             let new_url = t
                 .url
                 .join(&relative)
                 .map_err(|e| exec_datafusion_err!("bad Delta file path '{relative}': {e}"))?;
             let new = ctx
-                .read_parquet(new_url.as_str(), datafusion::prelude::ParquetReadOptions::default())
+                .read_parquet(
+                    new_url.as_str(),
+                    datafusion::prelude::ParquetReadOptions::default(),
+                )
                 .await?;
-            let text = |df: datafusion::dataframe::DataFrame| -> Result<datafusion::dataframe::DataFrame> {
-                let exprs: Vec<datafusion::prelude::Expr> = df
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| {
-                        let c = datafusion::prelude::col(datafusion::common::Column::new_unqualified(f.name()));
-                        if is_variant_field(f) {
-                            // SQL NULL stays NULL; a Variant null is the text `null`.
-                            crate::udf::expr_fn::to_json(c).alias(f.name())
-                        } else {
-                            c
-                        }
-                    })
-                    .collect();
-                df.select(exprs)
-            };
-            let (old_rows, new_rows) = (text(old)?, text(new)?);
-            let missing = old_rows.clone().except(new_rows.clone())?.count().await?;
-            let extra = new_rows.clone().except(old_rows.clone())?.count().await?;
-            let (a, b) = (old_rows.count().await?, new_rows.count().await?);
-            if missing != 0 || extra != 0 || a != b {
-                return plan_err!(
-                    "rewriting {} changed its rows ({a} rows before, {b} after, {missing} missing, {extra} new); nothing was changed",
-                    f.path
-                );
-            }
+            let rows = crate::parquet::reshred::same_rows(&f.path, old, new).await?;
             let meta = store.head(&path).await?;
-            out.rows += a;
+            out.rows += rows;
             out.bytes_before += f.size;
             out.bytes_after += meta.size;
             let values: serde_json::Map<String, Value> = f

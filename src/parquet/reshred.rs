@@ -140,18 +140,7 @@ pub fn reshred_files(
         return plan_err!("{VARIANT_RESHRED}: no Parquet file to rewrite");
     }
     let start = Instant::now();
-    let mut config = SessionConfig::from(options.clone())
-        .with_target_partitions(1)
-        // A session's options say its catalog exists; this session needs its own.
-        .with_create_default_catalog_and_schema(true);
-    // Whole values are read; the pushdown is not needed to copy a file.
-    config.options_mut().set("variant.pushdown", "false")?;
-    config.options_mut().set("variant.workload_log", "")?;
-    let ctx = crate::variant_context_with_config(config);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| exec_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    let (ctx, runtime) = rewrite_session(options)?;
     let id = format!(
         ".reshred-{}-{}",
         std::process::id(),
@@ -255,7 +244,7 @@ fn quote(p: &Path) -> String {
 }
 
 /// Whether a field holds a VARIANT anywhere.
-fn holds_variant(f: &Field) -> bool {
+pub(crate) fn holds_variant(f: &Field) -> bool {
     is_variant_field(f)
         || match f.data_type() {
             DataType::Struct(children) => children.iter().any(|c| holds_variant(c)),
@@ -267,32 +256,62 @@ fn holds_variant(f: &Field) -> bool {
         }
 }
 
+/// The session and runtime a rewrite runs its own queries in: the caller's
+/// options, one partition (files are read in order), whole values read (the
+/// pushdown is not needed to copy a file), nothing logged.
+pub(crate) fn rewrite_session(
+    options: &ConfigOptions,
+) -> Result<(SessionContext, tokio::runtime::Runtime)> {
+    let mut config = SessionConfig::from(options.clone())
+        .with_target_partitions(1)
+        // A session's options say its catalog exists; this session needs its own.
+        .with_create_default_catalog_and_schema(true);
+    config.options_mut().set("variant.pushdown", "false")?;
+    config.options_mut().set("variant.workload_log", "")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| exec_datafusion_err!("{VARIANT_RESHRED}: {e}"))?;
+    Ok((crate::variant_context_with_config(config), runtime))
+}
+
 /// Reads both files in file order and compares every row; the number of rows.
 async fn check_same_rows(ctx: &SessionContext, old: &Path, new: &Path) -> Result<usize> {
-    let read = |path: &Path| {
-        let path = path.to_path_buf();
-        async move {
-            let df = ctx.sql(&format!("SELECT * FROM {}", quote(&path))).await?;
-            let projection: Vec<String> = df
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| {
-                    let name = format!("\"{}\"", f.name().replace('"', "\"\""));
-                    if holds_variant(f) {
-                        format!("to_json({name}) AS {name}")
-                    } else {
-                        name
-                    }
-                })
-                .collect();
-            let sql = format!("SELECT {} FROM {}", projection.join(", "), quote(&path));
-            let batches = ctx.sql(&sql).await?.collect().await?;
-            Ok::<_, datafusion::error::DataFusionError>(batches)
-        }
+    let old_rows = ctx.sql(&format!("SELECT * FROM {}", quote(old))).await?;
+    let new_rows = ctx.sql(&format!("SELECT * FROM {}", quote(new))).await?;
+    same_rows(&old.display().to_string(), old_rows, new_rows)
+        .await
+        .map_err(|e| plan_datafusion_err!("{VARIANT_RESHRED}: {}", e.strip_backtrace()))
+}
+
+/// Compares two reads of a file and its rewrite row by row, in order: every
+/// column equal, every column holding a VARIANT equal through `to_json` (which
+/// tells a SQL NULL from a Variant null). The number of rows; an error naming
+/// the file (`what`), the column and the row where they differ.
+pub(crate) async fn same_rows(
+    what: &str,
+    old: datafusion::dataframe::DataFrame,
+    new: datafusion::dataframe::DataFrame,
+) -> Result<usize> {
+    let comparable = |df: datafusion::dataframe::DataFrame| {
+        let exprs: Vec<datafusion::prelude::Expr> = df
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                let c =
+                    datafusion::prelude::col(datafusion::common::Column::new_unqualified(f.name()));
+                if holds_variant(f) {
+                    crate::udf::expr_fn::to_json(c).alias(f.name())
+                } else {
+                    c
+                }
+            })
+            .collect();
+        df.select(exprs)
     };
-    let before = read(old).await?;
-    let after = read(new).await?;
+    let before = comparable(old)?.collect().await?;
+    let after = comparable(new)?.collect().await?;
     let columns = |batches: &[RecordBatch]| -> Result<Vec<ArrayRef>> {
         let Some(first) = batches.first() else {
             return Ok(Vec::new());
@@ -308,8 +327,7 @@ async fn check_same_rows(ctx: &SessionContext, old: &Path, new: &Path) -> Result
     let rows = a.first().map_or(0, |c| Array::len(c.as_ref()));
     if a.len() != b.len() || b.first().map_or(0, |c| Array::len(c.as_ref())) != rows {
         return plan_err!(
-            "{VARIANT_RESHRED}: the rewrite of {} does not have the same columns and rows; the old file is kept",
-            old.display()
+            "the rewrite of {what} does not have the same columns and rows; the old file is kept"
         );
     }
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
@@ -319,8 +337,7 @@ async fn check_same_rows(ctx: &SessionContext, old: &Path, new: &Path) -> Result
                 .find(|&r| x.slice(r, 1).as_ref() != y.slice(r, 1).as_ref())
                 .unwrap_or(0);
             return plan_err!(
-                "{VARIANT_RESHRED}: the rewrite of {} differs in column {name} at row {row}; the old file is kept",
-                old.display()
+                "the rewrite of {what} differs in column {name} at row {row}; the old file is kept"
             );
         }
     }
