@@ -342,14 +342,21 @@ fn check_nested(dt: &DataType, mode: ToVariantMode) -> Result<(), Problem> {
                 return Err(Problem::NeedsObject);
             }
             let (key, value) = map_entry_fields(entries).ok_or(Problem::Unsupported(dt.clone()))?;
-            // `to_json` prints integer, floating-point and boolean keys as
-            // their text, as Spark does (`{"1":2}`); an object needs string
-            // keys. (Spark prints a DATE key as its day number and a DECIMAL
-            // with its scale: those stay refused rather than printed otherwise.)
+            // `to_json` prints integer, floating-point, boolean, DATE (its day
+            // number), DECIMAL (with its scale) and TIMESTAMP (its
+            // microseconds) keys as their text, as Spark does (`{"1":2}`); an
+            // object needs string keys.
             let printable = mode == ToVariantMode::ToJson
                 && (key.data_type().is_integer()
                     || key.data_type().is_floating()
-                    || key.data_type() == &DataType::Boolean);
+                    || key.data_type().is_decimal()
+                    || matches!(
+                        key.data_type(),
+                        DataType::Boolean
+                            | DataType::Date32
+                            | DataType::Date64
+                            | DataType::Timestamp(_, _)
+                    ));
             if !is_string_type(key.data_type()) && !printable {
                 return Err(Problem::NonStringKey(key.data_type().clone()));
             }

@@ -189,7 +189,7 @@ impl Session {
 
     /// Plans one statement.
     pub async fn plan(&self, statement: Statement) -> Result<LogicalPlan> {
-        self.ctx.state().statement_to_plan(statement).await
+        df_variant::sql::plan_statement(&self.ctx.state(), statement).await
     }
 
     /// Plans, runs and prints one statement.

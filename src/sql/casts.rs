@@ -9,6 +9,8 @@
 //! -- with variant.spark_functions = true (Spark's text for timestamps,
 //! -- dates and floating point):
 //! CAST(ts AS STRING)      =>  CAST(variant_get(cast_to_variant(ts), '$', 'string') AS STRING)
+//! CAST(array AS STRING)   =>  to_spark_string(array)   -- also outside Spark mode when
+//!                                                       -- the array, struct or map holds variants
 //! ```
 //!
 //! It runs before DataFusion's type coercion, which cannot cast a struct to a
@@ -24,7 +26,9 @@ use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::array::{is_variant_field, is_variant_type};
-use crate::udf::{cast_to_variant_udf, try_variant_get_udf, variant_get_udf};
+use crate::udf::{
+    cast_to_variant_udf, to_spark_string_udf, try_variant_get_udf, variant_get_udf,
+};
 
 /// The analyzer rule described in the module docs.
 #[derive(Debug, Default)]
@@ -107,6 +111,20 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
             Box::new(call),
             field.data_type().clone(),
         ))));
+    }
+    if !inner_is_variant
+        && is_string_type(field.data_type())
+        && crate::udf::is_container(&inner_type)
+        && (spark || holds_variant(&inner_type))
+    {
+        // Spark's text for containers (`{1, x}`, `{a -> 1}`); Arrow has no
+        // cast of a struct to text at all, nor of a variant inside.
+        let call = to_spark_string_udf().call(vec![inner.as_ref().clone()]);
+        return Ok(Transformed::yes(if field.data_type() == &DataType::Utf8 {
+            call
+        } else {
+            Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+        }));
     }
     if !inner_is_variant {
         return cast_container(&expr, inner, &inner_type, field, safe, schema);

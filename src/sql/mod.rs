@@ -113,8 +113,45 @@ pub async fn query(
             statements.len()
         );
     }
-    let plan = state.statement_to_plan(statements.remove(0)).await?;
+    let plan = plan_statement(&state, statements.remove(0)).await?;
     ctx.execute_logical_plan(plan).await
+}
+
+/// `state.statement_to_plan(statement)`, with Spark's error class where a
+/// function that takes no named arguments is given one (`variant_get(v =>
+/// ...)`): `NAMED_PARAMETERS_NOT_SUPPORTED`, as Spark 4.3 says it.
+///
+/// # Errors
+/// The plan errors of `statement_to_plan`.
+pub async fn plan_statement(
+    state: &datafusion::execution::SessionState,
+    statement: datafusion::sql::parser::Statement,
+) -> Result<datafusion::logical_expr::LogicalPlan> {
+    state
+        .statement_to_plan(statement)
+        .await
+        .map_err(named_parameters_error)
+}
+
+/// DataFusion's refusal of named arguments in Spark's words; other errors as
+/// they are.
+fn named_parameters_error(
+    e: datafusion::common::DataFusionError,
+) -> datafusion::common::DataFusionError {
+    let datafusion::common::DataFusionError::Plan(message) = &e else {
+        return e;
+    };
+    let function = message
+        .split_once("unction '")
+        .and_then(|(_, rest)| rest.strip_suffix("' does not support named arguments"));
+    match function {
+        Some(name) => datafusion::common::plan_datafusion_err!(
+            "[NAMED_PARAMETERS_NOT_SUPPORTED] Named parameters are not supported for function \
+             `{name}`; please retry the query with positional arguments to the function call \
+             instead. SQLSTATE: 4274K"
+        ),
+        None => e,
+    }
 }
 
 /// Maps the SQL type name `VARIANT` (any case) to the Variant field, so that

@@ -28,7 +28,8 @@ pub use mutate::{
 pub use parse_json::{FromJsonFunc, ParseJsonFunc};
 pub use schema_of_variant::SchemaOfVariantFunc;
 pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeofFunc};
-pub use to_json::ToJsonFunc;
+pub(crate) use to_json::is_container;
+pub use to_json::{ToJsonFunc, ToSparkStringFunc};
 pub use to_variant::ToVariantFunc;
 pub use variant_get::VariantGetFunc;
 
@@ -58,6 +59,7 @@ make_udf!(try_variant_get_udf, VariantGetFunc::new(true));
 make_udf!(schema_of_variant_udf, SchemaOfVariantFunc::new());
 make_udf!(is_variant_null_udf, IsVariantNullFunc::new());
 make_udf!(to_json_udf, ToJsonFunc::new());
+make_udf!(to_spark_string_udf, ToSparkStringFunc::new());
 make_udf!(to_variant_object_udf, ToVariantFunc::to_variant_object());
 make_udf!(cast_to_variant_udf, ToVariantFunc::cast());
 make_udf!(variant_typeof_udf, VariantTypeofFunc::new());
@@ -106,6 +108,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         schema_of_variant_udf(),
         is_variant_null_udf(),
         to_json_udf(),
+        to_spark_string_udf(),
         to_variant_object_udf(),
         cast_to_variant_udf(),
         variant_typeof_udf(),

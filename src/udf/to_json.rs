@@ -13,7 +13,7 @@ use datafusion::logical_expr::{
 use super::common::{Arrays, any_one, check_variant_arg, for_each_variant, session_tz, unary_doc};
 use crate::array::from_arrow::{ToVariantMode, array_to_variant, check_convertible};
 use crate::array::is_variant_field;
-use crate::variant::format::{write_json, write_json_string};
+use crate::variant::format::{write_cast_string, write_json, write_json_string};
 use crate::variant::tz::SessionTz;
 
 /// `to_json(v)`: compact JSON with keys sorted, Java-style doubles, decimals
@@ -66,14 +66,7 @@ impl ScalarUDFImpl for ToJsonFunc {
         let [arg] = args.arg_fields else {
             return plan_err!("to_json takes exactly one argument");
         };
-        let container = matches!(
-            arg.data_type(),
-            DataType::List(_)
-                | DataType::LargeList(_)
-                | DataType::FixedSizeList(_, _)
-                | DataType::Map(_, _)
-                | DataType::Struct(_)
-        );
+        let container = is_container(arg.data_type());
         if is_variant_field(arg)
             || !container
             || check_convertible(arg.data_type(), ToVariantMode::ToJson).is_err()
@@ -92,7 +85,7 @@ impl ScalarUDFImpl for ToJsonFunc {
             leaf_json(input, &tz)?
         } else {
             // Struct fields and map entries keep their order, as in Spark.
-            super::common::guard("to_json", || container_json(input, &tz))?
+            super::common::guard("to_json", || render(input, &tz, Style::Json))?
         };
         arrays.finish(Arc::new(StringArray::from(texts)))
     }
@@ -100,6 +93,96 @@ impl ScalarUDFImpl for ToJsonFunc {
     fn documentation(&self) -> Option<&Documentation> {
         Some(&DOC)
     }
+}
+
+/// `to_spark_string(x)`: the text Spark's `CAST(x AS STRING)` gives for an
+/// array, struct or map, `[1, null]`, `{1, x}` (struct fields by position),
+/// `{a -> 1.0}`, with variants inside as their JSON and timestamps in the
+/// session time zone. `CAST(x AS STRING)` of a container holding variants
+/// (and in Spark mode of any container) is rewritten into it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ToSparkStringFunc {
+    signature: Signature,
+}
+
+impl ToSparkStringFunc {
+    /// Creates the function.
+    pub fn new() -> Self {
+        Self {
+            signature: any_one(),
+        }
+    }
+}
+
+impl Default for ToSparkStringFunc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static SPARK_STRING_DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        super::DOC_SECTION,
+        "The text Spark's CAST(x AS STRING) gives for an array, struct or map: elements separated by ', ', struct fields by position in braces, map entries as 'key -> value', NULL elements as null, strings bare, variants as their JSON, timestamps in the session time zone. CAST(x AS STRING) of an array, struct or map holding variants, and in Spark mode of any one, runs this function.".to_string(),
+        "to_spark_string(x)".to_string(),
+    )
+    .with_sql_example(
+        "> SELECT to_spark_string(named_struct('a', 1, 'b', parse_json('{\"x\":\"s\"}')));\n{1, {\"x\":\"s\"}}".to_string(),
+    )
+    .with_argument("x", "An array, struct or map.")
+    .build()
+});
+
+impl ScalarUDFImpl for ToSparkStringFunc {
+    fn name(&self) -> &'static str {
+        "to_spark_string"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let [arg] = args.arg_fields else {
+            return plan_err!("to_spark_string takes exactly one argument");
+        };
+        if !is_container(arg.data_type()) || is_variant_field(arg) {
+            return plan_err!(
+                "to_spark_string: argument 1 must be an ARRAY, STRUCT or MAP, found {}",
+                arg.data_type()
+            );
+        }
+        Ok(Arc::new(Field::new(self.name(), DataType::Utf8, true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let tz = session_tz(&args.config_options)?;
+        let arrays = Arrays::new(&args.args, args.number_rows)?;
+        let texts = super::common::guard(self.name(), || {
+            render(&arrays.arrays[0], &tz, Style::Text)
+        })?;
+        arrays.finish(Arc::new(StringArray::from(texts)))
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&SPARK_STRING_DOC)
+    }
+}
+
+/// Whether `dt` is an array, struct or map (a VARIANT is a struct too).
+pub(crate) fn is_container(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(_, _)
+            | DataType::Map(_, _)
+            | DataType::Struct(_)
+    )
 }
 
 /// The JSON text of each row of a VARIANT column, or of any other leaf (a
@@ -125,18 +208,32 @@ fn leaf_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
     Ok(out)
 }
 
-/// The JSON text of each row of an array, struct or map (holding variants or
-/// not), as Spark's `to_json` writes it: elements and map entries in order,
-/// struct fields in schema order with SQL NULL fields left out, a NULL element
-/// or map value as `null`, map keys as strings.
-fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
+/// How [`render`] prints an array, struct or map.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Spark's `to_json`: `[1,"x"]`, `{"a":1}` with SQL NULL fields left out,
+    /// map keys as JSON strings.
+    Json,
+    /// Spark's `CAST(x AS STRING)`: `[1, x]`, `{1, null}` (struct fields by
+    /// position), `{k -> v}`; strings bare, variants as their JSON.
+    Text,
+}
+
+/// The text of each row of an array, struct or map (holding variants or not)
+/// in `style`: elements and map entries in order, struct fields in schema
+/// order, a NULL element or map value as `null`. A NULL row is `None`.
+fn render(array: &ArrayRef, tz: &SessionTz, style: Style) -> Result<Vec<Option<String>>> {
     use arrow::array::{Array, AsArray};
     let valid = |i: usize| array.is_valid(i);
+    let (comma, arrow) = match style {
+        Style::Json => (",", ":"),
+        Style::Text => (", ", " -> "),
+    };
     Ok(match array.data_type() {
         t if crate::array::is_variant_type(t) => leaf_json(array, tz)?,
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => {
             let (values, ranges) = list_ranges(array);
-            let elements = container_json(&values, tz)?;
+            let elements = render(&values, tz, style)?;
             ranges
                 .into_iter()
                 .enumerate()
@@ -146,7 +243,7 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
                             .iter()
                             .map(|e| e.as_deref().unwrap_or("null"))
                             .collect();
-                        format!("[{}]", items.join(","))
+                        format!("[{}]", items.join(comma))
                     })
                 })
                 .collect()
@@ -156,14 +253,18 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
             let children = s
                 .columns()
                 .iter()
-                .map(|c| container_json(c, tz))
+                .map(|c| render(c, tz, style))
                 .collect::<Result<Vec<_>>>()?;
-            let names: Vec<String> = fields
+            // to_json names each field and leaves SQL NULL fields out; the
+            // cast prints every field by position.
+            let names: Vec<Option<String>> = fields
                 .iter()
                 .map(|f| {
-                    let mut name = String::new();
-                    write_json_string(f.name(), &mut name);
-                    name
+                    (style == Style::Json).then(|| {
+                        let mut name = String::new();
+                        write_json_string(f.name(), &mut name);
+                        name
+                    })
                 })
                 .collect();
             (0..s.len())
@@ -172,17 +273,24 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
                         let parts: Vec<String> = names
                             .iter()
                             .zip(&children)
-                            .filter_map(|(name, c)| c[i].as_deref().map(|v| format!("{name}:{v}")))
+                            .filter_map(|(name, c)| match (name, c[i].as_deref()) {
+                                (Some(name), Some(v)) => Some(format!("{name}:{v}")),
+                                (Some(_), None) => None,
+                                (None, v) => Some(v.unwrap_or("null").to_string()),
+                            })
                             .collect();
-                        format!("{{{}}}", parts.join(","))
+                        format!("{{{}}}", parts.join(comma))
                     })
                 })
                 .collect()
         }
         DataType::Map(_, _) => {
             let m = array.as_map();
-            let keys = container_json(m.keys(), tz)?;
-            let values = container_json(m.values(), tz)?;
+            let keys = match style {
+                Style::Json => json_map_keys(m.keys(), tz)?,
+                Style::Text => render(m.keys(), tz, style)?,
+            };
+            let values = render(m.values(), tz, style)?;
             let o = m.value_offsets();
             (0..m.len())
                 .map(|i| {
@@ -191,35 +299,139 @@ fn container_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>
                         let parts: Vec<String> = (a..b)
                             .map(|j| {
                                 let key = keys[j].as_deref().unwrap_or("null");
-                                let key = if key.starts_with('"') {
-                                    key.to_string()
-                                } else {
-                                    let mut quoted = String::new();
-                                    write_json_string(key, &mut quoted);
-                                    quoted
-                                };
-                                format!("{key}:{}", values[j].as_deref().unwrap_or("null"))
+                                let value = values[j].as_deref().unwrap_or("null");
+                                format!("{key}{arrow}{value}")
                             })
                             .collect();
-                        format!("{{{}}}", parts.join(","))
+                        format!("{{{}}}", parts.join(comma))
                     })
                 })
                 .collect()
         }
-        DataType::Timestamp(_, zone) => {
+        DataType::Timestamp(_, zone) if style == Style::Json => {
             // Microseconds, as Spark keeps them (the same zone: the same instants).
-            let micros = arrow::compute::cast(
-                array,
-                &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, zone.clone()),
-            )?;
-            micros
-                .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+            micros(array)?
                 .iter()
                 .map(|v| v.and_then(|m| json_timestamp(m, zone.is_some(), tz)))
                 .collect()
         }
-        _ => leaf_json(array, tz)?,
+        _ if style == Style::Json => leaf_json(array, tz)?,
+        _ => leaf_text(array, tz)?,
     })
+}
+
+/// A timestamp column as microseconds since the epoch.
+fn micros(array: &ArrayRef) -> Result<arrow::array::TimestampMicrosecondArray> {
+    use arrow::array::AsArray;
+    let DataType::Timestamp(_, zone) = array.data_type() else {
+        return datafusion::common::internal_err!("micros of {}", array.data_type());
+    };
+    let cast = arrow::compute::cast(
+        array,
+        &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, zone.clone()),
+    )?;
+    Ok(cast
+        .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+        .clone())
+}
+
+/// The map keys of a `to_json` object, each a JSON string: keys print as
+/// Spark's `to_json` prints them, a string as itself, a number or boolean as its
+/// text (`{"1":2}`, `{"1.0E20":1}`), a DATE as its day number (`{"18262":1}`),
+/// a DECIMAL with its scale (`{"1.50":1}`) and a TIMESTAMP as its microseconds
+/// since the epoch, which is what Spark holds for each.
+fn json_map_keys(keys: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
+    use arrow::array::{Array, AsArray};
+    let texts: Vec<Option<String>> = match keys.data_type() {
+        DataType::Date32 | DataType::Date64 => {
+            let days = arrow::compute::cast(keys, &DataType::Date32)?;
+            days.as_primitive::<arrow::datatypes::Date32Type>()
+                .iter()
+                .map(|d| d.map(|d| d.to_string()))
+                .collect()
+        }
+        DataType::Timestamp(_, _) => micros(keys)?
+            .iter()
+            .map(|m| m.map(|m| m.to_string()))
+            .collect(),
+        DataType::Decimal32(..)
+        | DataType::Decimal64(..)
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => {
+            let text = arrow::compute::cast(keys, &DataType::Utf8)?;
+            text.as_string::<i32>()
+                .iter()
+                .map(|t| t.map(str::to_string))
+                .collect()
+        }
+        _ => {
+            return Ok(render(keys, tz, Style::Json)?
+                .into_iter()
+                .map(|k| {
+                    k.map(|k| {
+                        if k.starts_with('"') {
+                            k
+                        } else {
+                            let mut quoted = String::new();
+                            write_json_string(&k, &mut quoted);
+                            quoted
+                        }
+                    })
+                })
+                .collect());
+        }
+    };
+    debug_assert_eq!(texts.len(), keys.len());
+    Ok(texts
+        .into_iter()
+        .map(|k| {
+            k.map(|k| {
+                let mut quoted = String::new();
+                write_json_string(&k, &mut quoted);
+                quoted
+            })
+        })
+        .collect())
+}
+
+/// The text of each row of a column that is not a container, as Spark's
+/// `CAST(x AS STRING)` prints it: strings as they are, decimals with their
+/// scale, other values through the variant cast, whose text is Spark's
+/// (`2024-01-15 10:20:30` in the session time zone, `1.0E20`, binary as its
+/// bytes read as UTF-8). A type the variant cast does not take (intervals)
+/// prints as Arrow prints it.
+fn leaf_text(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
+    use arrow::array::{Array, AsArray};
+    let strings = |a: &ArrayRef| -> Result<Vec<Option<String>>> {
+        let utf8 = arrow::compute::cast(a, &DataType::Utf8)?;
+        Ok(utf8
+            .as_string::<i32>()
+            .iter()
+            .map(|t| t.map(str::to_string))
+            .collect())
+    };
+    match array.data_type() {
+        DataType::Null => Ok(vec![None; array.len()]),
+        DataType::Dictionary(_, value) => {
+            let plain = arrow::compute::cast(array, value)?;
+            render(&plain, tz, Style::Text)
+        }
+        t if t.is_string() || t.is_decimal() => strings(array),
+        _ => {
+            let Ok(variants) = array_to_variant(array.as_ref(), ToVariantMode::Cast) else {
+                return strings(array);
+            };
+            let mut out = Vec::with_capacity(array.len());
+            for_each_variant("to_spark_string", &variants, |_, v| {
+                out.push(v.and_then(|v| {
+                    let mut buf = String::new();
+                    write_cast_string(v, tz, &mut buf).then_some(buf)
+                }));
+                Ok(())
+            })?;
+            Ok(out)
+        }
+    }
 }
 
 /// The values of a list array and each row's range in them.
