@@ -3,6 +3,7 @@
 
 mod casts;
 mod checks;
+mod copy_advice;
 mod dialect;
 mod lateral;
 pub mod path_syntax;
@@ -119,7 +120,9 @@ pub async fn query(
 
 /// `state.statement_to_plan(statement)`, with Spark's error class where a
 /// function that takes no named arguments is given one (`variant_get(v =>
-/// ...)`): `NAMED_PARAMETERS_NOT_SUPPORTED`, as Spark 4.3 says it.
+/// ...)`): `NAMED_PARAMETERS_NOT_SUPPORTED`, as Spark 4.3 says it; and with
+/// `COPY ... OPTIONS ('variant.shredding_schema' 'advice')` given the schema
+/// `variant_shredding_advice` proposes for the table the `COPY` reads.
 ///
 /// # Errors
 /// The plan errors of `statement_to_plan`.
@@ -127,6 +130,7 @@ pub async fn plan_statement(
     state: &datafusion::execution::SessionState,
     statement: datafusion::sql::parser::Statement,
 ) -> Result<datafusion::logical_expr::LogicalPlan> {
+    let statement = copy_advice::resolve(state, statement).await?;
     state
         .statement_to_plan(statement)
         .await
