@@ -31,7 +31,8 @@
 //!   ([`df_variant::codec`]) before it runs;
 //! - `distributed`: each query runs on an in-memory cluster of three
 //!   datafusion-distributed workers ([`df_variant::distributed::InMemoryCluster`]),
-//!   with every file scan split into tasks.
+//!   with every file scan split into tasks. A record after a comment line
+//!   `# not distributed: <why>` is skipped in this mode.
 
 #![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
 
@@ -261,10 +262,24 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
         }
         return;
     }
+    // A comment line `not distributed: <why>` skips the next record in the
+    // distributed mode (what the coordinator's session alone holds).
+    let mut not_distributed = false;
     for record in records {
         let counted = matches!(record, Record::Statement { .. } | Record::Query { .. });
         if matches!(record, Record::Halt { .. }) {
             break;
+        }
+        if let Record::Comment(lines) = &record {
+            not_distributed |= lines.iter().any(|l| {
+                l.trim_start_matches(['#', ' '])
+                    .starts_with("not distributed:")
+            });
+            continue;
+        }
+        if counted && std::mem::take(&mut not_distributed) && mode == Mode::Distributed {
+            tally.skipped += 1;
+            continue;
         }
         let sql = match &record {
             Record::Statement { sql, .. } | Record::Query { sql, .. } => Some(sql.as_str()),

@@ -47,6 +47,12 @@ extensions_options! {
         /// `variant_workload` sees them across processes. Empty (the default):
         /// the session keeps its own log only.
         pub workload_log: String, default = String::new()
+        /// `true`: each line appended to `variant.workload_log` also holds the
+        /// SQL text (`"sql"`) of the statement last planned in the session
+        /// through `df_variant::sql::query`, the CLI or the slt runner (queries
+        /// planned otherwise, or run concurrently in one session, may carry
+        /// another statement's text). `false` (the default): no SQL text.
+        pub workload_log_sql: bool, default = false
     }
 }
 

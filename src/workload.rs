@@ -5,8 +5,9 @@
 //! The log lives in the session (a [`WorkloadLog`] in the `SessionConfig`'s
 //! extensions, installed by [`crate::with_variant`]). With
 //! `SET variant.workload_log = '<dir>'` each file scan is also appended to
-//! `<dir>/workload.jsonl` as one JSON line (no SQL text), so the log outlives
-//! the process and several processes can share it. `variant_workload(table)`
+//! `<dir>/workload.jsonl` as one JSON line (no SQL text, unless
+//! `variant.workload_log_sql` asks for it), so the log outlives the process
+//! and several processes can share it. `variant_workload(table)`
 //! shows it for a table's files:
 //!
 //! ```sql
@@ -135,18 +136,36 @@ struct Counts {
 #[derive(Debug, Default)]
 pub struct WorkloadLog {
     entries: Mutex<HashMap<Key, Counts>>,
+    /// The SQL text of the statement last planned (`variant.workload_log_sql`).
+    query: Mutex<Option<String>>,
 }
 
 /// The name of the file appended to in `variant.workload_log`'s folder.
 pub const WORKLOAD_FILE: &str = "workload.jsonl";
 
 impl WorkloadLog {
+    /// Sets the SQL text that lines appended with `with_sql` carry: the
+    /// statement being planned (see `variant.workload_log_sql`).
+    pub fn set_query(&self, sql: Option<String>) {
+        *self
+            .query
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = sql;
+    }
+
     /// Records the extractions of one scan of `file` (an absolute path), and
-    /// appends them to `<dir>/workload.jsonl` when `dir` is set.
+    /// appends them to `<dir>/workload.jsonl` when `dir` is set, with the SQL
+    /// text given to [`Self::set_query`] when `with_sql`.
     ///
     /// # Errors
     /// When the line cannot be appended (naming the file).
-    pub fn record(&self, file: &str, reads: &[ExtractionRead], dir: Option<&Path>) -> Result<()> {
+    pub fn record(
+        &self,
+        file: &str,
+        reads: &[ExtractionRead],
+        dir: Option<&Path>,
+        with_sql: bool,
+    ) -> Result<()> {
         if reads.is_empty() {
             return Ok(());
         }
@@ -170,7 +189,15 @@ impl WorkloadLog {
             }
         }
         if let Some(dir) = dir {
-            append_line(dir, file, reads)?;
+            let sql = with_sql
+                .then(|| {
+                    self.query
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone()
+                })
+                .flatten();
+            append_line(dir, file, reads, sql.as_deref())?;
         }
         Ok(())
     }
@@ -184,11 +211,11 @@ impl WorkloadLog {
     }
 }
 
-fn append_line(dir: &Path, file: &str, reads: &[ExtractionRead]) -> Result<()> {
+fn append_line(dir: &Path, file: &str, reads: &[ExtractionRead], sql: Option<&str>) -> Result<()> {
     let time_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let line = json!({
+    let mut line = json!({
         "time_ms": time_ms,
         "file": file,
         "extractions": reads.iter().map(|r| json!({
@@ -199,6 +226,9 @@ fn append_line(dir: &Path, file: &str, reads: &[ExtractionRead]) -> Result<()> {
             "bytes": r.bytes,
         })).collect::<Vec<_>>(),
     });
+    if let Some(sql) = sql {
+        line["sql"] = json!(sql);
+    }
     let path = dir.join(WORKLOAD_FILE);
     let fail = |e: std::io::Error| {
         exec_datafusion_err!(
@@ -427,8 +457,14 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let log = WorkloadLog::default();
         let files = vec!["/t/a.parquet".to_string(), "/t/b.parquet".to_string()];
-        log.record(&files[0], &[read("$.a", Outcome::Pushed, 10)], Some(&dir))
-            .unwrap();
+        log.set_query(Some("SELECT v:a FROM t".into()));
+        log.record(
+            &files[0],
+            &[read("$.a", Outcome::Pushed, 10)],
+            Some(&dir),
+            false,
+        )
+        .unwrap();
         log.record(
             &files[1],
             &[
@@ -436,14 +472,26 @@ mod tests {
                 read("$.b[0]", Outcome::ArrayStep, 7),
             ],
             Some(&dir),
+            true,
         )
         .unwrap();
         log.record(
             "/other/c.parquet",
             &[read("$.a", Outcome::Pushed, 1)],
             Some(&dir),
+            false,
         )
         .unwrap();
+        // SQL text only where asked for.
+        let text = std::fs::read_to_string(dir.join(WORKLOAD_FILE)).unwrap();
+        let sql: Vec<Option<String>> = text
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v.get("sql").and_then(Value::as_str).map(str::to_string)
+            })
+            .collect();
+        assert_eq!(sql, [None, Some("SELECT v:a FROM t".into()), None]);
         // A torn line (a killed writer) is skipped.
         std::fs::OpenOptions::new()
             .append(true)

@@ -519,8 +519,13 @@ fn log_reads(
         return Ok(());
     };
     let dir = crate::workload::log_dir(config.options());
+    let with_sql = config
+        .options()
+        .extensions
+        .get::<crate::config::VariantOptions>()
+        .is_some_and(|o| o.workload_log_sql);
     let key = format!("/{}", file.object_meta.location);
-    log.record(&key, reads, dir.as_deref())
+    log.record(&key, reads, dir.as_deref(), with_sql)
 }
 
 /// What a partition reading `files` reads, for its errors: the file, or the

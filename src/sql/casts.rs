@@ -26,9 +26,7 @@ use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::array::{is_variant_field, is_variant_type};
-use crate::udf::{
-    cast_to_variant_udf, to_spark_string_udf, try_variant_get_udf, variant_get_udf,
-};
+use crate::udf::{cast_to_variant_udf, to_spark_string_udf, try_variant_get_udf, variant_get_udf};
 
 /// The analyzer rule described in the module docs.
 #[derive(Debug, Default)]

@@ -44,7 +44,8 @@ pub(crate) async fn resolve(state: &SessionState, statement: Statement) -> Resul
         Some(ddl) => copy.options[at].1 = ast::Value::SingleQuotedString(ddl),
         None => {
             copy.options.remove(at);
-            copy.options.retain(|(key, _)| !key.eq_ignore_ascii_case("variant.shredding"));
+            copy.options
+                .retain(|(key, _)| !key.eq_ignore_ascii_case("variant.shredding"));
             copy.options.push((
                 "variant.shredding".to_string(),
                 ast::Value::SingleQuotedString("off".to_string()),

@@ -131,6 +131,17 @@ pub async fn plan_statement(
     statement: datafusion::sql::parser::Statement,
 ) -> Result<datafusion::logical_expr::LogicalPlan> {
     let statement = copy_advice::resolve(state, statement).await?;
+    if let Some(log) = state
+        .config()
+        .get_extension::<crate::workload::WorkloadLog>()
+    {
+        let wanted = state
+            .config_options()
+            .extensions
+            .get::<crate::config::VariantOptions>()
+            .is_some_and(|o| o.workload_log_sql);
+        log.set_query(wanted.then(|| statement.to_string()));
+    }
     state
         .statement_to_plan(statement)
         .await

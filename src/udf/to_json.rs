@@ -162,9 +162,8 @@ impl ScalarUDFImpl for ToSparkStringFunc {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let tz = session_tz(&args.config_options)?;
         let arrays = Arrays::new(&args.args, args.number_rows)?;
-        let texts = super::common::guard(self.name(), || {
-            render(&arrays.arrays[0], &tz, Style::Text)
-        })?;
+        let texts =
+            super::common::guard(self.name(), || render(&arrays.arrays[0], &tz, Style::Text))?;
         arrays.finish(Arc::new(StringArray::from(texts)))
     }
 
