@@ -124,13 +124,13 @@ async fn pushdown_wraps_a_scan_that_extracts_and_hands_it_the_filter() -> Result
     let (b, a) = plans(&f, "SELECT id FROM shredded WHERE v:a::bigint > 990").await?;
     assert!(!b.contains("VariantScanExec"), "{b}");
     let expected_before = "\
-FilterExec: variant_get(__datafusion_extracted_1@0, $, bigint) > 990, projection=[id@1]
-  DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get(v@2, $.a) as __datafusion_extracted_1, id], file_type=parquet";
+FilterExec: raise_variant_get_error(__datafusion_extracted_1@0) > 990, projection=[id@1]
+  DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get_or_error(v@2, $.a, bigint) as __datafusion_extracted_1, id], file_type=parquet";
     assert_eq!(b, expected_before, "before:\n{b}");
     let expected_after = "\
-FilterExec: variant_get(__datafusion_extracted_1@0, $, bigint) > 990, projection=[id@1]
-  VariantScanExec: extractions=[v: $.a AS variant], pruning_predicate=[variant_get(variant_get(v@2, $.a), $, bigint) > 990]
-    DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get(v@2, $.a) as __datafusion_extracted_1, id], file_type=parquet";
+FilterExec: raise_variant_get_error(__datafusion_extracted_1@0) > 990, projection=[id@1]
+  VariantScanExec: extractions=[v: $.a AS BIGINT], pruning_predicate=[raise_variant_get_error(variant_get_or_error(v@2, $.a, bigint)) > 990]
+    DataSourceExec: file_groups={1 group: [[DIR/shredded.parquet]]}, projection=[variant_get_or_error(v@2, $.a, bigint) as __datafusion_extracted_1, id], file_type=parquet";
     assert_eq!(a, expected_after, "after:\n{a}");
     Ok(())
 }

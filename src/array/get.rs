@@ -15,7 +15,7 @@ use super::cast::VariantCaster;
 use super::{VariantInput, variant_fields};
 use crate::variant::cast::{CastError, CastOptions};
 use crate::variant::encoding::write_array;
-use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
+use crate::variant::encoding::VARIANT_NULL;
 use crate::variant::path::{GetPath, PathError, PathSegment, Step, parse_get_path};
 use crate::variant::raw::{WildcardError, get_all_under_prefix, get_path};
 use crate::variant::types::SparkType;
@@ -33,7 +33,7 @@ impl SubValues {
         let nulls = self.nulls.finish();
         let metadata = match metadata {
             Some(m) => m,
-            None => BinaryViewArray::from(vec![EMPTY_METADATA; values.len()]),
+            None => super::empty_metadata_column(values.len()),
         };
         let fields = variant_fields();
         Ok(Arc::new(StructArray::try_new(

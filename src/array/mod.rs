@@ -18,3 +18,10 @@ pub use crate::variant::storage::{
 };
 
 pub use builder::{SharedMetadata, VariantColumnBuilder};
+
+/// A metadata column of `rows` empty dictionaries (what a primitive needs), as
+/// one view repeated: no per-row append.
+pub fn empty_metadata_column(rows: usize) -> arrow::array::BinaryViewArray {
+    let view = arrow::array::builder::make_view(EMPTY_METADATA, 0, 0);
+    arrow::array::BinaryViewArray::new(vec![view; rows].into(), Vec::new(), None)
+}

@@ -1,17 +1,24 @@
 //! `VariantGetSplit`: the analyzer rule that splits a typed `variant_get` into
-//! an extraction that cannot fail and a conversion that can.
+//! an extraction that cannot fail and the raising of its errors, which can.
 //!
 //! ```text
-//! Filter: variant_get(v, '$.a', 'int') > 5        Filter: variant_get(variant_get(v, '$.a'), '$', 'int') > 5
-//!   TableScan: t                            =>       TableScan: t
+//! Filter: variant_get(v, '$.a', 'int') > 5
+//!   TableScan: t
+//! =>
+//! Filter: raise_variant_get_error(variant_get_or_error(v, '$.a', 'int')) > 5
+//!   TableScan: t
 //! ```
 //!
-//! The inner call cannot fail, so DataFusion's `ExpressionPlacement` may move it
-//! into the scan's projection, where the Parquet reader answers it from the path's
-//! shredded leaves ([`super::variant_get_pushdown`]); the conversion, which can
-//! fail, stays where the query put it, after the filters, so that it errors only
-//! on rows that reach it. A conversion to STRING or VARIANT cannot fail: such a
-//! call becomes `try_variant_get`, which moves as it is.
+//! `variant_get_or_error` converts and keeps each row's error instead of
+//! raising it, so it cannot fail: DataFusion's `ExpressionPlacement` moves it
+//! into the scan's projection, where the Parquet reader answers it from the
+//! path's shredded typed leaf ([`super::variant_get_pushdown`]), with no
+//! Variant bytes built on the way. `raise_variant_get_error` stays where the
+//! query put it, after the filters, so that an error is raised only for rows
+//! that reach it. A conversion to STRING or VARIANT cannot fail: such a call
+//! becomes `try_variant_get`, which moves as it is. A wildcard path's type
+//! applies to each match, so its conversion stays a separate
+//! `variant_get(variant_get(v, p), '$', 'array<type>')`.
 //!
 //! It does not fire on `try_variant_get`, on calls without a type, on a first
 //! argument that is not a column, on a non-literal path or type, or on the path
@@ -27,7 +34,10 @@ use datafusion::common::{Result, ScalarValue};
 use datafusion::logical_expr::{Expr, LogicalPlan, lit};
 use datafusion::optimizer::AnalyzerRule;
 
-use crate::udf::{VariantGetFunc, try_variant_get_udf, variant_get_udf};
+use crate::udf::{
+    VariantGetFunc, raise_variant_get_error_udf, try_variant_get_udf, variant_get_or_error_udf,
+    variant_get_udf,
+};
 use crate::variant::path::{GetPath, parse_get_path};
 use crate::variant::types::SparkType;
 
@@ -45,11 +55,11 @@ impl AnalyzerRule for VariantGetSplit {
     }
 }
 
-/// `variant_get(col, p, t)` => `variant_get(variant_get(col, p), '$', t)`.
+/// `variant_get(col, p, t)` => `raise_variant_get_error(variant_get_or_error(col, p, t))`.
 ///
 /// The inner call cannot fail, so DataFusion may move it into the scan (where a
-/// shredded file answers it from the path's leaves); the conversion, which can
-/// fail, stays where the query put it, after the filters. Only calls on a column
+/// shredded file answers it from the path's leaves); the raising of its errors
+/// stays where the query put it, after the filters. Only calls on a column
 /// with a literal path other than `$` and a literal type are split; a conversion
 /// to STRING or VARIANT, which cannot fail, becomes `try_variant_get` instead. A
 /// wildcard path's type applies to each match, so its conversion is to
@@ -98,6 +108,11 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
         (_, true) => return Ok(Transformed::no(expr)),
         (t, false) => t.clone(),
     };
+    if !wildcard {
+        // The conversion with its errors kept per row; raised after the filters.
+        let inner = variant_get_or_error_udf().call(f.args.clone());
+        return Ok(Transformed::yes(raise_variant_get_error_udf().call(vec![inner])));
+    }
     let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
     Ok(Transformed::yes(variant_get_udf().call(vec![
         inner,
@@ -126,7 +141,8 @@ mod tests {
             split(get(vec![col("v"), lit("$.a"), lit("int")])),
             (
                 true,
-                "variant_get(variant_get(v, Utf8(\"$.a\")), Utf8(\"$\"), Utf8(\"int\"))".into()
+                "raise_variant_get_error(variant_get_or_error(v, Utf8(\"$.a\"), Utf8(\"int\")))"
+                    .into()
             )
         );
     }

@@ -264,7 +264,7 @@ impl VariantExprAdapter {
             && let Some(get) = rewrite_extraction(&extraction, &self.physical, &self.value_free)?
         {
             return Ok(Some(Pending {
-                field: Arc::clone(&extraction.return_field),
+                field: extraction.output_field(),
                 replacement: Arc::new(get),
             }));
         }

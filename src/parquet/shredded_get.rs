@@ -30,7 +30,7 @@ use std::fmt::{self, Display, Formatter};
 use std::hash::Hash;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryViewArray, StructArray, new_null_array};
+use arrow::array::{Array, ArrayRef, StructArray, new_null_array};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::common::config::ConfigOptions;
@@ -40,7 +40,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{Column, Literal};
 
-use crate::array::{EMPTY_METADATA, encode_primitives, is_variant_type, variant_fields};
+use crate::array::{encode_primitives, is_variant_type, variant_fields};
 use std::any::Any;
 
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
@@ -70,12 +70,30 @@ pub struct Extraction {
     pub return_field: FieldRef,
     /// The session options the call was planned with (time zone).
     pub config: Arc<ConfigOptions>,
+    /// `variant_get_or_error`: the result is `{value, error}` (of
+    /// `return_field`'s type), conversion errors kept per row.
+    pub deferred: bool,
 }
 
 impl Extraction {
     /// Recognises an extraction; anything else (a path column, a NULL path, a call
     /// over an expression) is `None`.
     pub fn of(expr: &dyn PhysicalExpr) -> Option<Self> {
+        if let Some(call) = (expr as &dyn Any).downcast_ref::<ScalarFunctionExpr>() {
+            match call.fun().name() {
+                // The analyzer's split of a strict typed `variant_get`
+                // (`optimizer::variant_get_split`): that extraction, for pruning.
+                RAISE_VARIANT_GET_ERROR => {
+                    let inner = Extraction::of(call.args().first()?.as_ref())?;
+                    return inner.deferred.then_some(Self {
+                        deferred: false,
+                        ..inner
+                    });
+                }
+                VARIANT_GET_OR_ERROR => return Self::or_error(call),
+                _ => {}
+            }
+        }
         let (call, safe) = variant_get_call(expr)?;
         let args = call.args();
         let literal = |i: usize| -> Option<String> {
@@ -119,7 +137,55 @@ impl Extraction {
             safe,
             return_field: call.return_field(&Schema::empty()).ok()?,
             config: Arc::new(call.config_options().clone()),
+            deferred: false,
         })
+    }
+
+    /// `variant_get_or_error(column, path, type)` with literal arguments and
+    /// an exact path.
+    fn or_error(call: &ScalarFunctionExpr) -> Option<Self> {
+        let args = call.args();
+        let literal = |i: usize| -> Option<String> {
+            let l = args.get(i)?.downcast_ref::<Literal>()?;
+            l.value().try_as_str().flatten().map(str::to_string)
+        };
+        let column = args.first()?.downcast_ref::<Column>()?.clone();
+        let path_text = literal(1)?;
+        let path = parse_get_path(&path_text).ok()?.exact()?.to_vec();
+        let target = match SparkType::parse(&literal(2)?).ok()? {
+            SparkType::Variant => return None,
+            t => t,
+        };
+        let DataType::Struct(fields) = call.return_field(&Schema::empty()).ok()?.data_type().clone()
+        else {
+            return None;
+        };
+        let value = fields.first()?;
+        Some(Self {
+            func: VARIANT_GET,
+            column,
+            path_text,
+            path,
+            target: Some(target),
+            safe: false,
+            return_field: Arc::new(Field::new(VARIANT_GET, value.data_type().clone(), true)),
+            config: Arc::new(call.config_options().clone()),
+            deferred: true,
+        })
+    }
+
+    /// The field the extraction's expression produces: `return_field`, or
+    /// `{value, error}` around it for `variant_get_or_error`.
+    pub fn output_field(&self) -> FieldRef {
+        if self.deferred {
+            Arc::new(Field::new(
+                VARIANT_GET_OR_ERROR,
+                DataType::Struct(or_error_fields(self.return_field.data_type())),
+                true,
+            ))
+        } else {
+            Arc::clone(&self.return_field)
+        }
     }
 
     /// `v: $.a.b AS bigint`, for plans and metrics.
@@ -339,7 +405,8 @@ pub fn rewrite_extraction(
             safe: extraction.safe,
             tz: session_tz(&extraction.config)?,
         },
-        return_field: Arc::clone(&extraction.return_field),
+        return_field: extraction.output_field(),
+        deferred: extraction.deferred,
         metadata,
         value,
         typed,
@@ -354,6 +421,8 @@ pub struct ShreddedGet {
     target: Option<SparkType>,
     options: CastOptions,
     return_field: FieldRef,
+    /// `variant_get_or_error`: `{value, error}` out, errors kept per row.
+    deferred: bool,
     metadata: Option<Arc<dyn PhysicalExpr>>,
     value: Option<Arc<dyn PhysicalExpr>>,
     typed: Option<Arc<dyn PhysicalExpr>>,
@@ -370,6 +439,7 @@ impl PartialEq for ShreddedGet {
     fn eq(&self, other: &Self) -> bool {
         self.description == other.description
             && self.func == other.func
+            && self.deferred == other.deferred
             && self.children() == other.children()
     }
 }
@@ -380,6 +450,7 @@ impl Hash for ShreddedGet {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.description.hash(state);
         self.func.hash(state);
+        self.deferred.hash(state);
         for c in self.children() {
             c.hash(state);
         }
@@ -410,6 +481,81 @@ pub(crate) fn run_kernel(
     })
 }
 
+/// The registered name of `variant_get_or_error`: `variant_get` with its
+/// conversion errors kept per row (the analyzer's split of a typed
+/// `variant_get`, [`crate::optimizer::variant_get_split`]).
+pub const VARIANT_GET_OR_ERROR: &str = "variant_get_or_error";
+/// The registered name of `raise_variant_get_error`, the other half of the split.
+pub const RAISE_VARIANT_GET_ERROR: &str = "raise_variant_get_error";
+
+/// The fields of `variant_get_or_error`'s result: `{value, error}`.
+pub fn or_error_fields(value: &DataType) -> Fields {
+    Fields::from(vec![
+        Field::new("value", value.clone(), true),
+        Field::new("error", DataType::Utf8, true),
+    ])
+}
+
+/// `{value, error}` with no errors.
+fn without_errors(values: ArrayRef) -> Result<ArrayRef> {
+    let rows = values.len();
+    Ok(Arc::new(StructArray::try_new(
+        or_error_fields(values.data_type()),
+        vec![values, new_null_array(&DataType::Utf8, rows)],
+        None,
+    )?))
+}
+
+/// The text an error is raised with again by `raise_variant_get_error`.
+fn error_text(e: datafusion::common::DataFusionError) -> String {
+    match e {
+        datafusion::common::DataFusionError::Execution(message) => message,
+        other => other.strip_backtrace(),
+    }
+}
+
+/// `variant_get_or_error`'s kernel: `variant_get`'s strict conversion, with
+/// the error it would raise kept per row (`{value, error}`) instead of
+/// raised, so that it can be raised later, for the rows that a filter keeps.
+/// A batch without errors costs one strict pass; a batch with one is run again
+/// with `try_` semantics for the values and row by row for the errors.
+pub(crate) fn run_or_error_kernel(
+    column: &ArrayRef,
+    path: PathArg<'_>,
+    target: &SparkType,
+    tz: crate::variant::tz::SessionTz,
+) -> Result<ArrayRef> {
+    let strict = CastOptions { safe: false, tz };
+    if let Ok(values) = run_kernel(VARIANT_GET, column, path, Some(target), strict) {
+        return without_errors(values);
+    }
+    let values = run_kernel(
+        TRY_VARIANT_GET,
+        column,
+        path,
+        Some(target),
+        CastOptions { safe: true, tz },
+    )?;
+    let errors: arrow::array::StringArray = (0..column.len())
+        .map(|i| {
+            let row = column.slice(i, 1);
+            let result = match path {
+                PathArg::Column(paths) => {
+                    let paths = paths.slice(i, 1);
+                    run_kernel(VARIANT_GET, &row, PathArg::Column(&paths), Some(target), strict)
+                }
+                path => run_kernel(VARIANT_GET, &row, path, Some(target), strict),
+            };
+            result.err().map(error_text)
+        })
+        .collect();
+    Ok(Arc::new(StructArray::try_new(
+        or_error_fields(values.data_type()),
+        vec![values, Arc::new(errors)],
+        None,
+    )?))
+}
+
 fn evaluate_opt(
     expr: Option<&Arc<dyn PhysicalExpr>>,
     batch: &arrow::array::RecordBatch,
@@ -425,7 +571,19 @@ impl PhysicalExpr for ShreddedGet {
 
     fn evaluate(&self, batch: &arrow::array::RecordBatch) -> Result<ColumnarValue> {
         let rows = batch.num_rows();
-        let out_type = self.return_field.data_type();
+        // The converted values' type (inside `{value, error}` when deferred).
+        let out_type = match self.return_field.data_type() {
+            DataType::Struct(f) if self.deferred && !f.is_empty() => f[0].data_type(),
+            t => t,
+        };
+        // Values that cannot have failed, as the expression returns them.
+        let done = |values: ArrayRef| -> Result<ColumnarValue> {
+            Ok(ColumnarValue::Array(if self.deferred {
+                without_errors(values)?
+            } else {
+                values
+            }))
+        };
         let typed = evaluate_opt(self.typed.as_ref(), batch)?;
         let value = evaluate_opt(self.value.as_ref(), batch)?;
         let residual_empty = value
@@ -433,15 +591,15 @@ impl PhysicalExpr for ShreddedGet {
             .is_none_or(|v| v.logical_null_count() == v.len());
         if residual_empty {
             match &typed {
-                None => return Ok(ColumnarValue::Array(new_null_array(out_type, rows))),
+                None => return done(new_null_array(out_type, rows)),
                 Some(t) if self.target.is_some() && exact_widening(t.data_type(), out_type) => {
-                    return Ok(ColumnarValue::Array(arrow::compute::cast(t, out_type)?));
+                    return done(arrow::compute::cast(t, out_type)?);
                 }
                 // A VARIANT of the typed values: encoded directly, as reassembly
                 // would, with the empty metadata a primitive needs.
                 Some(t) if self.target.is_none() => {
                     if let Some((values, nulls)) = encode_primitives(t)? {
-                        let metadata = BinaryViewArray::from(vec![EMPTY_METADATA; rows]);
+                        let metadata = crate::array::empty_metadata_column(rows);
                         return Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
                             variant_fields(),
                             vec![Arc::new(metadata), Arc::new(values)],
@@ -456,7 +614,7 @@ impl PhysicalExpr for ShreddedGet {
         // the function itself.
         let metadata = match evaluate_opt(self.metadata.as_ref(), batch)? {
             Some(m) => m,
-            None => Arc::new(BinaryViewArray::from(vec![EMPTY_METADATA; rows])) as ArrayRef,
+            None => Arc::new(crate::array::empty_metadata_column(rows)) as ArrayRef,
         };
         // A row is present when the path has a residual or a typed value there;
         // otherwise the path is missing (or the whole value is NULL).
@@ -486,13 +644,18 @@ impl PhysicalExpr for ShreddedGet {
             columns,
             Some(valid),
         )?);
-        let result = run_kernel(
-            self.func,
-            &column,
-            PathArg::Literal(&[]),
-            self.target.as_ref(),
-            self.options,
-        )?;
+        let result = match (&self.target, self.deferred) {
+            (Some(target), true) => {
+                run_or_error_kernel(&column, PathArg::Literal(&[]), target, self.options.tz)?
+            }
+            _ => run_kernel(
+                self.func,
+                &column,
+                PathArg::Literal(&[]),
+                self.target.as_ref(),
+                self.options,
+            )?,
+        };
         Ok(ColumnarValue::Array(result))
     }
 

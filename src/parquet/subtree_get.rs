@@ -40,7 +40,7 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
-use super::shredded_get::run_kernel;
+use super::shredded_get::{VARIANT_GET_OR_ERROR, run_kernel, run_or_error_kernel};
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET};
 use crate::array::is_variant_type;
 use crate::config::session_tz;
@@ -139,9 +139,11 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
     let Some(call) = (expr as &dyn Any).downcast_ref::<ScalarFunctionExpr>() else {
         return Ok(None);
     };
-    let func = match call.fun().name() {
-        VARIANT_GET => VARIANT_GET,
-        TRY_VARIANT_GET => TRY_VARIANT_GET,
+    // `variant_get_or_error` converts as `variant_get` does, keeping errors.
+    let (func, deferred) = match call.fun().name() {
+        VARIANT_GET => (VARIANT_GET, false),
+        TRY_VARIANT_GET => (TRY_VARIANT_GET, false),
+        VARIANT_GET_OR_ERROR => (VARIANT_GET, true),
         _ => return Ok(None),
     };
     let args = call.args();
@@ -226,6 +228,7 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
             tz: session_tz(call.config_options())?,
         },
         return_field: call.return_field(&Schema::empty())?,
+        deferred,
         clipped,
         node,
         residual_only,
@@ -274,6 +277,8 @@ pub struct SubtreeGet {
     target: Option<SparkType>,
     options: CastOptions,
     return_field: FieldRef,
+    /// `variant_get_or_error`: `{value, error}` out, errors kept per row.
+    deferred: bool,
     /// The column cast to [`clipped_type`].
     clipped: Arc<dyn PhysicalExpr>,
     /// The field names from the column to the group.
@@ -287,6 +292,7 @@ impl PartialEq for SubtreeGet {
         self.description == other.description
             && self.func == other.func
             && self.target == other.target
+            && self.deferred == other.deferred
             && self.clipped.as_ref() == other.clipped.as_ref()
             && self.node == other.node
     }
@@ -386,13 +392,18 @@ impl PhysicalExpr for SubtreeGet {
             ));
         };
         let column = self.subtree_column(clipped)?;
-        let result = run_kernel(
-            self.func,
-            &column,
-            PathArg::of(&self.rest),
-            self.target.as_ref(),
-            self.options,
-        )?;
+        let result = match (&self.target, self.deferred) {
+            (Some(target), true) => {
+                run_or_error_kernel(&column, PathArg::of(&self.rest), target, self.options.tz)?
+            }
+            _ => run_kernel(
+                self.func,
+                &column,
+                PathArg::of(&self.rest),
+                self.target.as_ref(),
+                self.options,
+            )?,
+        };
         Ok(ColumnarValue::Array(result))
     }
 

@@ -31,7 +31,7 @@ pub use structure::{VariantArrayLengthFunc, VariantObjectKeysFunc, VariantTypeof
 pub(crate) use to_json::is_container;
 pub use to_json::{ToJsonFunc, ToSparkStringFunc};
 pub use to_variant::ToVariantFunc;
-pub use variant_get::VariantGetFunc;
+pub use variant_get::{RaiseVariantGetErrorFunc, VariantGetFunc, VariantGetOrErrorFunc};
 
 /// The Spark documentation section all our functions are listed under.
 pub(crate) const DOC_SECTION: datafusion::logical_expr::DocSection =
@@ -56,6 +56,8 @@ make_udf!(parse_json_udf, ParseJsonFunc::new(false));
 make_udf!(try_parse_json_udf, ParseJsonFunc::new(true));
 make_udf!(variant_get_udf, VariantGetFunc::new(false));
 make_udf!(try_variant_get_udf, VariantGetFunc::new(true));
+make_udf!(variant_get_or_error_udf, VariantGetOrErrorFunc::new());
+make_udf!(raise_variant_get_error_udf, RaiseVariantGetErrorFunc::new());
 make_udf!(schema_of_variant_udf, SchemaOfVariantFunc::new());
 make_udf!(is_variant_null_udf, IsVariantNullFunc::new());
 make_udf!(to_json_udf, ToJsonFunc::new());
@@ -105,6 +107,8 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
         try_parse_json_udf(),
         variant_get_udf(),
         try_variant_get_udf(),
+        variant_get_or_error_udf(),
+        raise_variant_get_error_udf(),
         schema_of_variant_udf(),
         is_variant_null_udf(),
         to_json_udf(),

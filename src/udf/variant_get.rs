@@ -21,6 +21,9 @@ use super::common::{
     Arrays, check_string_arg, check_variant_arg, guard, literal_string, session_tz,
 };
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use crate::parquet::shredded_get::{
+    RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR, or_error_fields, run_or_error_kernel,
+};
 use crate::array::{variant_data_type, variant_field};
 use crate::boundary::get_error;
 use crate::variant::cast::CastOptions;
@@ -144,36 +147,16 @@ impl ScalarUDFImpl for VariantGetFunc {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let func = self.name();
-        let target = match args.args.get(2) {
-            Some(ColumnarValue::Scalar(sv)) => target_type(func, Some(sv))?,
-            Some(_) => return exec_err!("{func}: the type argument must be a literal"),
-            None => None,
-        };
+        let target = invoked_target(func, &args)?;
         let options = CastOptions {
             safe: self.safe,
             tz: session_tz(&args.config_options)?,
         };
-        let scalar_path = match &args.args[1] {
-            ColumnarValue::Scalar(sv) => Some(match sv.try_as_str() {
-                Some(Some(text)) => {
-                    Some(parse_get_path(text).map_err(|e| exec_datafusion_err!("{func}: {e}"))?)
-                }
-                Some(None) => None,
-                None => return exec_err!("{func}: the path must be a string"),
-            }),
-            ColumnarValue::Array(_) => None,
-        };
-        let arrays = Arrays::new(&args.args[..2], args.number_rows)?;
-        let path = match &scalar_path {
-            Some(Some(p)) => PathArg::of(p),
-            Some(None) => PathArg::Null,
-            None => PathArg::Column(&arrays.arrays[1]),
-        };
-        let result = guard(func, || {
-            variant_get(&arrays.arrays[0], path, target.as_ref(), options)
-                .map_err(|e| get_error(func, e))
-        })?;
-        arrays.finish(result)
+        with_path_arg(func, &args, |column, path| {
+            guard(func, || {
+                variant_get(column, path, target.as_ref(), options).map_err(|e| get_error(func, e))
+            })
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {
@@ -201,5 +184,234 @@ impl ScalarUDFImpl for VariantGetFunc {
         } else {
             ExpressionPlacement::KeepInPlace
         }
+    }
+}
+
+/// The target type of an invoked call (its third argument, a literal).
+fn invoked_target(func: &str, args: &ScalarFunctionArgs) -> Result<Option<SparkType>> {
+    match args.args.get(2) {
+        Some(ColumnarValue::Scalar(sv)) => target_type(func, Some(sv)),
+        Some(_) => exec_err!("{func}: the type argument must be a literal"),
+        None => Ok(None),
+    }
+}
+
+/// Runs `kernel` on the VARIANT argument and the path argument (parsed once
+/// when it is a scalar) of an invoked `variant_get`-like call.
+fn with_path_arg(
+    func: &str,
+    args: &ScalarFunctionArgs,
+    kernel: impl FnOnce(&arrow::array::ArrayRef, PathArg<'_>) -> Result<arrow::array::ArrayRef>,
+) -> Result<ColumnarValue> {
+    let scalar_path = match &args.args[1] {
+        ColumnarValue::Scalar(sv) => Some(match sv.try_as_str() {
+            Some(Some(text)) => {
+                Some(parse_get_path(text).map_err(|e| exec_datafusion_err!("{func}: {e}"))?)
+            }
+            Some(None) => None,
+            None => return exec_err!("{func}: the path must be a string"),
+        }),
+        ColumnarValue::Array(_) => None,
+    };
+    let arrays = Arrays::new(&args.args[..2], args.number_rows)?;
+    let path = match &scalar_path {
+        Some(Some(p)) => PathArg::of(p),
+        Some(None) => PathArg::Null,
+        None => PathArg::Column(&arrays.arrays[1]),
+    };
+    let result = kernel(&arrays.arrays[0], path)?;
+    arrays.finish(result)
+}
+
+/// `variant_get_or_error(v, path, type)`: `variant_get(v, path, type)` that
+/// never fails: a struct `{value, error}` holding, per row, the converted value
+/// or the error `variant_get` would raise. The analyzer splits a typed
+/// `variant_get` into `raise_variant_get_error(variant_get_or_error(v, p, t))`
+/// ([`crate::optimizer::variant_get_split`]): the inner call moves into the
+/// scan, where a shredded file answers it from its typed leaves, and the error
+/// is raised only for the rows that reach the outer call, after the filters.
+///
+/// ```text
+/// > SELECT variant_get_or_error(parse_json('"x"'), '$', 'int');
+/// {value: NULL, error: [INVALID_VARIANT_CAST] The variant value `"x"` cannot be cast into `INT`. ...}
+/// ```
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct VariantGetOrErrorFunc {
+    signature: Signature,
+}
+
+impl VariantGetOrErrorFunc {
+    /// Creates the function.
+    pub fn new() -> Self {
+        Self {
+            signature: Signature::any(3, Volatility::Immutable),
+        }
+    }
+}
+
+impl Default for VariantGetOrErrorFunc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static OR_ERROR_DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        super::DOC_SECTION,
+        "variant_get(v, path, type) that never fails: a struct {value, error} with, per row, the converted value or the error variant_get would raise. Typed variant_get calls are planned as raise_variant_get_error(variant_get_or_error(v, path, type)), so that the extraction runs in the scan (from shredded leaves) and the error only for rows that pass the filters.",
+        "variant_get_or_error(v, path, type)",
+    )
+    .with_sql_example("> SELECT variant_get_or_error(parse_json('{\"a\": \"7\"}'), '$.a', 'int');\n{value: 7, error: NULL}")
+    .with_argument("v", "A VARIANT.")
+    .with_argument("path", "A STRING path.")
+    .with_argument("type", "A literal Spark type other than variant.")
+    .build()
+});
+
+impl ScalarUDFImpl for VariantGetOrErrorFunc {
+    fn name(&self) -> &str {
+        VARIANT_GET_OR_ERROR
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        plan_err!("{VARIANT_GET_OR_ERROR} needs a literal type")
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let value = VariantGetFunc::new(false).return_field_from_args(ReturnFieldArgs {
+            arg_fields: args.arg_fields,
+            scalar_arguments: args.scalar_arguments,
+        })?;
+        if crate::array::is_variant_field(&value) {
+            return plan_err!("{VARIANT_GET_OR_ERROR}: the type must not be variant");
+        }
+        Ok(Arc::new(Field::new(
+            VARIANT_GET_OR_ERROR,
+            DataType::Struct(or_error_fields(value.data_type())),
+            true,
+        )))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let Some(target) = invoked_target(VARIANT_GET, &args)? else {
+            return exec_err!("{VARIANT_GET_OR_ERROR}: the type must not be variant");
+        };
+        let tz = session_tz(&args.config_options)?;
+        with_path_arg(VARIANT_GET, &args, |column, path| {
+            run_or_error_kernel(column, path, &target, tz)
+        })
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&OR_ERROR_DOC)
+    }
+
+    /// It cannot fail: it moves towards the scan as `try_variant_get` does.
+    fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
+        VariantGetFunc::new(true).placement(args)
+    }
+}
+
+/// `raise_variant_get_error(s)`: the `value` of a [`VariantGetOrErrorFunc`]
+/// result, raising the first row's `error` when a row has one.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct RaiseVariantGetErrorFunc {
+    signature: Signature,
+}
+
+impl RaiseVariantGetErrorFunc {
+    /// Creates the function.
+    pub fn new() -> Self {
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl Default for RaiseVariantGetErrorFunc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static RAISE_DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        super::DOC_SECTION,
+        "The value of a variant_get_or_error result, or its error raised: the second half of a typed variant_get.",
+        "raise_variant_get_error(variant_get_or_error(v, path, type))",
+    )
+    .with_sql_example("> SELECT raise_variant_get_error(variant_get_or_error(parse_json('7'), '$', 'int'));\n7")
+    .with_argument("s", "A variant_get_or_error result.")
+    .build()
+});
+
+/// The `value` field of a `variant_get_or_error` result type.
+fn or_error_value(dt: &DataType) -> Option<&FieldRef> {
+    match dt {
+        DataType::Struct(f)
+            if f.len() == 2
+                && f[0].name() == "value"
+                && f[1].name() == "error"
+                && f[1].data_type() == &DataType::Utf8 =>
+        {
+            Some(&f[0])
+        }
+        _ => None,
+    }
+}
+
+impl ScalarUDFImpl for RaiseVariantGetErrorFunc {
+    fn name(&self) -> &str {
+        RAISE_VARIANT_GET_ERROR
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types.first().and_then(or_error_value) {
+            Some(value) => Ok(value.data_type().clone()),
+            None => plan_err!("{RAISE_VARIANT_GET_ERROR} takes a {VARIANT_GET_OR_ERROR} result"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use arrow::array::{Array, AsArray};
+        let arrays = Arrays::new(&args.args, args.number_rows)?;
+        let s = arrays.arrays[0].as_struct_opt().ok_or_else(|| {
+            exec_datafusion_err!("{RAISE_VARIANT_GET_ERROR} takes a {VARIANT_GET_OR_ERROR} result")
+        })?;
+        let errors = s.column(1).as_string::<i32>();
+        if errors.null_count() < errors.len()
+            && let Some(error) = (0..s.len())
+                .filter(|&i| s.is_valid(i))
+                .find_map(|i| errors.is_valid(i).then(|| errors.value(i)))
+        {
+            return Err(datafusion::common::DataFusionError::Execution(
+                error.to_string(),
+            ));
+        }
+        let values = s.column(0);
+        let result = match s.nulls() {
+            None => Arc::clone(values),
+            Some(nulls) => {
+                let data = values
+                    .to_data()
+                    .into_builder()
+                    .nulls(arrow::buffer::NullBuffer::union(Some(nulls), values.nulls()))
+                    .build()?;
+                arrow::array::make_array(data)
+            }
+        };
+        arrays.finish(result)
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&RAISE_DOC)
     }
 }
