@@ -5,8 +5,8 @@
 //! 1. [`crate::sql::VariantCastRewrite`] (analyzer): `CAST(v AS INT)` and
 //!    `CAST(v:a AS INT)` become `variant_get(v, '$.a', 'int')`.
 //! 2. [`VariantGetSplit`] (analyzer): `variant_get(v, '$.a', 'int')` becomes
-//!    `variant_get(variant_get(v, '$.a'), '$', 'int')`, whose inner call cannot
-//!    fail and may therefore move.
+//!    `raise_variant_get_error(variant_get_or_error(v, '$.a', 'int'))`, whose
+//!    inner call keeps its errors per row, cannot fail and may therefore move.
 //! 3. DataFusion's own optimizer moves calls that cannot fail towards the scan
 //!    (`VariantGetFunc::placement`), into the Parquet scan's projection.
 //! 4. [`VariantGetPushdown`] (physical): gives the scan our per-file adapter and

@@ -111,7 +111,9 @@ pub(crate) fn split_extraction(expr: Expr) -> Result<Transformed<Expr>> {
     if !wildcard {
         // The conversion with its errors kept per row; raised after the filters.
         let inner = variant_get_or_error_udf().call(f.args.clone());
-        return Ok(Transformed::yes(raise_variant_get_error_udf().call(vec![inner])));
+        return Ok(Transformed::yes(
+            raise_variant_get_error_udf().call(vec![inner]),
+        ));
     }
     let inner = variant_get_udf().call(vec![f.args[0].clone(), f.args[1].clone()]);
     Ok(Transformed::yes(variant_get_udf().call(vec![

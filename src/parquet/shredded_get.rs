@@ -156,7 +156,11 @@ impl Extraction {
             SparkType::Variant => return None,
             t => t,
         };
-        let DataType::Struct(fields) = call.return_field(&Schema::empty()).ok()?.data_type().clone()
+        let DataType::Struct(fields) = call
+            .return_field(&Schema::empty())
+            .ok()?
+            .data_type()
+            .clone()
         else {
             return None;
         };
@@ -483,7 +487,7 @@ pub(crate) fn run_kernel(
 
 /// The registered name of `variant_get_or_error`: `variant_get` with its
 /// conversion errors kept per row (the analyzer's split of a typed
-/// `variant_get`, [`crate::optimizer::variant_get_split`]).
+/// `variant_get`, `optimizer::variant_get_split`).
 pub const VARIANT_GET_OR_ERROR: &str = "variant_get_or_error";
 /// The registered name of `raise_variant_get_error`, the other half of the split.
 pub const RAISE_VARIANT_GET_ERROR: &str = "raise_variant_get_error";
@@ -542,7 +546,13 @@ pub(crate) fn run_or_error_kernel(
             let result = match path {
                 PathArg::Column(paths) => {
                     let paths = paths.slice(i, 1);
-                    run_kernel(VARIANT_GET, &row, PathArg::Column(&paths), Some(target), strict)
+                    run_kernel(
+                        VARIANT_GET,
+                        &row,
+                        PathArg::Column(&paths),
+                        Some(target),
+                        strict,
+                    )
                 }
                 path => run_kernel(VARIANT_GET, &row, path, Some(target), strict),
             };

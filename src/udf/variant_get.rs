@@ -21,11 +21,11 @@ use super::common::{
     Arrays, check_string_arg, check_variant_arg, guard, literal_string, session_tz,
 };
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use crate::array::{variant_data_type, variant_field};
+use crate::boundary::get_error;
 use crate::parquet::shredded_get::{
     RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR, or_error_fields, run_or_error_kernel,
 };
-use crate::array::{variant_data_type, variant_field};
-use crate::boundary::get_error;
 use crate::variant::cast::CastOptions;
 use crate::variant::path::{GetPath, parse_get_path};
 use crate::variant::types::SparkType;
@@ -169,8 +169,9 @@ impl ScalarUDFImpl for VariantGetFunc {
     /// above the table, where the Parquet reader produces it from the shredded
     /// leaves (`parquet::shredded_get`). A `variant_get` with a type can fail, so it
     /// stays where it is and errors only for the rows that reach it (after
-    /// filters); the analyzer splits it into `variant_get(variant_get(v, p), '$',
-    /// t)`, whose inner part moves (`optimizer::variant_get_split`).
+    /// filters); the analyzer splits it into `raise_variant_get_error(
+    /// variant_get_or_error(v, p, t))`, whose inner part moves
+    /// (`optimizer::variant_get_split`).
     fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
         let base = args.first().copied();
         if (args.len() == 2 || self.safe)
@@ -227,7 +228,7 @@ fn with_path_arg(
 /// never fails: a struct `{value, error}` holding, per row, the converted value
 /// or the error `variant_get` would raise. The analyzer splits a typed
 /// `variant_get` into `raise_variant_get_error(variant_get_or_error(v, p, t))`
-/// ([`crate::optimizer::variant_get_split`]): the inner call moves into the
+/// (`optimizer::variant_get_split`): the inner call moves into the
 /// scan, where a shredded file answers it from its typed leaves, and the error
 /// is raised only for the rows that reach the outer call, after the filters.
 ///
@@ -403,7 +404,10 @@ impl ScalarUDFImpl for RaiseVariantGetErrorFunc {
                 let data = values
                     .to_data()
                     .into_builder()
-                    .nulls(arrow::buffer::NullBuffer::union(Some(nulls), values.nulls()))
+                    .nulls(arrow::buffer::NullBuffer::union(
+                        Some(nulls),
+                        values.nulls(),
+                    ))
                     .build()?;
                 arrow::array::make_array(data)
             }
