@@ -36,7 +36,7 @@ use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 
-use super::shredded_get::{exact_widening, variant_get_call};
+use super::shredded_get::{exact_widening, literal_str, variant_get_call};
 use crate::variant::path::{GetPath, Step, parse_get_path};
 
 /// DataFusion's `array_has` (also called as `array_contains` and `list_has`).
@@ -60,10 +60,7 @@ impl Elements {
     fn of(expr: &dyn PhysicalExpr) -> Option<Self> {
         let (call, _) = variant_get_call(expr)?;
         let args = call.args();
-        let literal = |i: usize| -> Option<String> {
-            let l = args.get(i)?.downcast_ref::<Literal>()?;
-            l.value().try_as_str().flatten().map(str::to_string)
-        };
+        let literal = |i: usize| literal_str(args, i);
         let element = match call.return_field(&Schema::empty()).ok()?.data_type() {
             DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
             _ => return None,

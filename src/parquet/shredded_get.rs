@@ -96,10 +96,7 @@ impl Extraction {
         }
         let (call, safe) = variant_get_call(expr)?;
         let args = call.args();
-        let literal = |i: usize| -> Option<String> {
-            let l = args.get(i)?.downcast_ref::<Literal>()?;
-            l.value().try_as_str().flatten().map(str::to_string)
-        };
+        let literal = |i: usize| literal_str(args, i);
         let path_text = literal(1)?;
         // A wildcard path is answered from the whole value.
         let mut path = parse_get_path(&path_text).ok()?.exact()?.to_vec();
@@ -145,10 +142,7 @@ impl Extraction {
     /// an exact path.
     fn or_error(call: &ScalarFunctionExpr) -> Option<Self> {
         let args = call.args();
-        let literal = |i: usize| -> Option<String> {
-            let l = args.get(i)?.downcast_ref::<Literal>()?;
-            l.value().try_as_str().flatten().map(str::to_string)
-        };
+        let literal = |i: usize| literal_str(args, i);
         let column = args.first()?.downcast_ref::<Column>()?.clone();
         let path_text = literal(1)?;
         let path = parse_get_path(&path_text).ok()?.exact()?.to_vec();
@@ -207,6 +201,12 @@ impl Extraction {
         let field = physical.field_with_name(self.column.name()).ok()?;
         resolve_path(field.data_type(), &self.path)
     }
+}
+
+/// Argument `i` of a call, when it is a string literal.
+pub(super) fn literal_str(args: &[Arc<dyn PhysicalExpr>], i: usize) -> Option<String> {
+    let l = args.get(i)?.downcast_ref::<Literal>()?;
+    l.value().try_as_str().flatten().map(str::to_string)
 }
 
 /// A `variant_get` / `try_variant_get` call, and whether it is the `try_` form.

@@ -37,10 +37,10 @@ use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::common::{Result, exec_datafusion_err};
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
+use datafusion::physical_expr::expressions::{CastExpr, Column};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
-use super::shredded_get::{VARIANT_GET_OR_ERROR, run_kernel, run_or_error_kernel};
+use super::shredded_get::{VARIANT_GET_OR_ERROR, literal_str, run_kernel, run_or_error_kernel};
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET};
 use crate::array::is_variant_type;
 use crate::config::session_tz;
@@ -147,10 +147,7 @@ pub fn rewrite_subtree(expr: &dyn PhysicalExpr, physical: &Schema) -> Result<Opt
         _ => return Ok(None),
     };
     let args = call.args();
-    let literal = |i: usize| -> Option<String> {
-        let l = args.get(i)?.downcast_ref::<Literal>()?;
-        l.value().try_as_str().flatten().map(str::to_string)
-    };
+    let literal = |i: usize| literal_str(args, i);
     let Some(column) = args.first().and_then(|a| a.downcast_ref::<Column>()) else {
         return Ok(None);
     };

@@ -340,56 +340,48 @@ fn micros(array: &ArrayRef) -> Result<arrow::array::TimestampMicrosecondArray> {
 /// a DECIMAL with its scale (`{"1.50":1}`) and a TIMESTAMP as its microseconds
 /// since the epoch, which is what Spark holds for each.
 fn json_map_keys(keys: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
-    use arrow::array::{Array, AsArray};
-    let texts: Vec<Option<String>> = match keys.data_type() {
+    use arrow::compute::cast;
+    // What Spark holds for the key, as a number's text.
+    let held: Option<ArrayRef> = match keys.data_type() {
         DataType::Date32 | DataType::Date64 => {
-            let days = arrow::compute::cast(keys, &DataType::Date32)?;
-            days.as_primitive::<arrow::datatypes::Date32Type>()
-                .iter()
-                .map(|d| d.map(|d| d.to_string()))
-                .collect()
+            Some(cast(&cast(keys, &DataType::Date32)?, &DataType::Int32)?)
         }
-        DataType::Timestamp(_, _) => micros(keys)?
-            .iter()
-            .map(|m| m.map(|m| m.to_string()))
-            .collect(),
-        DataType::Decimal32(..)
-        | DataType::Decimal64(..)
-        | DataType::Decimal128(..)
-        | DataType::Decimal256(..) => {
-            let text = arrow::compute::cast(keys, &DataType::Utf8)?;
-            text.as_string::<i32>()
-                .iter()
-                .map(|t| t.map(str::to_string))
-                .collect()
-        }
-        _ => {
-            return Ok(render(keys, tz, Style::Json)?
-                .into_iter()
-                .map(|k| {
-                    k.map(|k| {
-                        if k.starts_with('"') {
-                            k
-                        } else {
-                            let mut quoted = String::new();
-                            write_json_string(&k, &mut quoted);
-                            quoted
-                        }
-                    })
-                })
-                .collect());
-        }
+        DataType::Timestamp(_, _) => Some(cast(
+            &(Arc::new(micros(keys)?) as ArrayRef),
+            &DataType::Int64,
+        )?),
+        t if t.is_decimal() => Some(Arc::clone(keys)),
+        _ => None,
     };
-    debug_assert_eq!(texts.len(), keys.len());
+    let texts = match held {
+        Some(held) => utf8_texts(&held)?,
+        None => render(keys, tz, Style::Json)?,
+    };
+    // A string key is already a JSON string; anything else becomes one.
     Ok(texts
         .into_iter()
         .map(|k| {
             k.map(|k| {
-                let mut quoted = String::new();
-                write_json_string(&k, &mut quoted);
-                quoted
+                if k.starts_with('"') {
+                    k
+                } else {
+                    let mut quoted = String::new();
+                    write_json_string(&k, &mut quoted);
+                    quoted
+                }
             })
         })
+        .collect())
+}
+
+/// Each row of `array` as Arrow's cast to text prints it.
+fn utf8_texts(array: &ArrayRef) -> Result<Vec<Option<String>>> {
+    use arrow::array::AsArray;
+    let utf8 = arrow::compute::cast(array, &DataType::Utf8)?;
+    Ok(utf8
+        .as_string::<i32>()
+        .iter()
+        .map(|t| t.map(str::to_string))
         .collect())
 }
 
@@ -400,25 +392,17 @@ fn json_map_keys(keys: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>>
 /// bytes read as UTF-8). A type the variant cast does not take (intervals)
 /// prints as Arrow prints it.
 fn leaf_text(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
-    use arrow::array::{Array, AsArray};
-    let strings = |a: &ArrayRef| -> Result<Vec<Option<String>>> {
-        let utf8 = arrow::compute::cast(a, &DataType::Utf8)?;
-        Ok(utf8
-            .as_string::<i32>()
-            .iter()
-            .map(|t| t.map(str::to_string))
-            .collect())
-    };
+    use arrow::array::Array;
     match array.data_type() {
         DataType::Null => Ok(vec![None; array.len()]),
         DataType::Dictionary(_, value) => {
             let plain = arrow::compute::cast(array, value)?;
             render(&plain, tz, Style::Text)
         }
-        t if t.is_string() || t.is_decimal() => strings(array),
+        t if t.is_string() || t.is_decimal() => utf8_texts(array),
         _ => {
             let Ok(variants) = array_to_variant(array.as_ref(), ToVariantMode::Cast) else {
-                return strings(array);
+                return utf8_texts(array);
             };
             let mut out = Vec::with_capacity(array.len());
             for_each_variant("to_spark_string", &variants, |_, v| {

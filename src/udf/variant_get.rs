@@ -234,7 +234,7 @@ fn with_path_arg(
 ///
 /// ```text
 /// > SELECT variant_get_or_error(parse_json('"x"'), '$', 'int');
-/// {value: NULL, error: [INVALID_VARIANT_CAST] The variant value `"x"` cannot be cast into `INT`. ...}
+/// {value: NULL, error: variant_get: [INVALID_VARIANT_CAST] The variant value `"x"` cannot be cast into `"INT"`.}
 /// ```
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct VariantGetOrErrorFunc {
