@@ -7,8 +7,9 @@ Generates JSONBench-shaped Bluesky events (`df-variant generate-bluesky`, the
 Rust port of ../shared/bench/bluesky_gen.py), loads them into every layout,
 runs the five JSONBench queries and two through arrays (A1: language counts
 from `$.commit.record.langs[*]`, A2: link features by URI prefix from
-`$.commit.record.facets[*].features[*].uri`) on each engine x layout (the
-datafusion+json peer runs the five only), checks that every
+`$.commit.record.facets[*].features[*].uri`) and two full-object reads (F1:
+the length of every event's JSON, F2: a search of every event's text) on each
+engine x layout (the datafusion+json peer runs the five only), checks that every
 engine returns the same answers, and prints one table: best-of-N wall time,
 CPU time of that run, bytes read (df-variant: the scan's bytes_scanned), and
 our shredded time's ratio to each peer; then load time and size per layout.
@@ -129,6 +130,35 @@ def arrays_spark():
         "SELECT variant_get(e.value, '$', 'string') AS lang, count(*) AS count FROM bluesky, LATERAL variant_explode(variant_get(v, '$.commit.record.langs')) e GROUP BY lang ORDER BY count DESC, lang",
         f"SELECT count(*) AS links FROM bluesky, LATERAL variant_explode(variant_get(v, '$.commit.record.facets')) f, LATERAL variant_explode(variant_get(f.value, '$.features')) x WHERE variant_get(x.value, '$.uri', 'string') LIKE '{URI_PREFIX}%'",
     ]
+
+# --- two full-object reads ----------------------------------------------------
+
+NEEDLE = "app.bsky.feed.post"
+
+def full_ours(col="v"):
+    """Every event rebuilt whole: its JSON text (F1), and a search of that text
+    (F2), the two ways users read whole objects."""
+    return [
+        f"SELECT sum(length(to_json({col}))) AS chars FROM bluesky",
+        f"SELECT count(*) AS hits FROM bluesky WHERE CAST({col} AS STRING) LIKE '%{NEEDLE}%'",
+    ]
+
+def full_duck_text(table):
+    return [
+        f"SELECT sum(length(json(j))) AS chars FROM {table}",
+        f"SELECT count(*) AS hits FROM {table} WHERE j LIKE '%{NEEDLE}%'",
+    ]
+
+def full_duck_variant(table, col="j"):
+    """`to_json` gives the same text as ours; the cast to VARCHAR prints DuckDB's
+    own format, which holds the needle wherever the JSON does."""
+    return [
+        f"SELECT sum(length(to_json({col}))) AS chars FROM {table}",
+        f"SELECT count(*) AS hits FROM {table} WHERE {col}::VARCHAR LIKE '%{NEEDLE}%'",
+    ]
+
+def full_spark():
+    return full_ours()
 
 # --- answers ----------------------------------------------------------------
 
@@ -254,7 +284,7 @@ def main():
 
     results = {}  # (engine, layout) -> list of (wall, cpu, bytes, rows) or error string
     peer_sql = {}  # (engine, layout) -> the SQL texts run, printed with the table
-    NQ = 7  # the five JSONBench queries, then the two through arrays (A1, A2)
+    NQ = 9  # the five JSONBench queries, the two through arrays (A1, A2), the two full reads (F1, F2)
     def record(key, i, value):
         results.setdefault(key, [None] * NQ)[i] = value
 
@@ -266,7 +296,7 @@ def main():
     }
     for layout, ddl in tables.items():
         setup = ["SET datafusion.execution.time_zone = 'UTC'", ddl]
-        for i, q in enumerate(ours() + arrays_ours()):
+        for i, q in enumerate(ours() + arrays_ours() + full_ours()):
             print(f"df-variant {layout} Q{i + 1}", file=sys.stderr)
             try:
                 record(("df-variant", layout), i, ours_run(setup, q, a.runs, a.threads))
@@ -315,12 +345,16 @@ def main():
         else:
             layouts["duckdb shredded Parquet"] = (float("nan"), size(duck_parquet))
         duck_layouts = {
-            "JSON text": duck_text("bluesky_text") + arrays_duck_text("bluesky_text"),
-            "VARIANT table": duck_variant("bluesky_variant") + arrays_duck_variant("bluesky_variant"),
+            "JSON text": duck_text("bluesky_text") + arrays_duck_text("bluesky_text")
+            + full_duck_text("bluesky_text"),
+            "VARIANT table": duck_variant("bluesky_variant") + arrays_duck_variant("bluesky_variant")
+            + full_duck_variant("bluesky_variant"),
             "own shredded Parquet": duck_variant(f"read_parquet('{duck_parquet}')")
-            + arrays_duck_variant(f"read_parquet('{duck_parquet}')"),
+            + arrays_duck_variant(f"read_parquet('{duck_parquet}')")
+            + full_duck_variant(f"read_parquet('{duck_parquet}')"),
             "our shredded Parquet": duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v")
-            + arrays_duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v"),
+            + arrays_duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v")
+            + full_duck_variant(f"read_parquet('{P('ours_shredded.parquet')}')", "v"),
         }
         for layout, qs in duck_layouts.items():
             peer_sql[("duckdb 2.0", layout)] = qs
@@ -365,7 +399,7 @@ def main():
             for layout, path in (("our shredded Parquet", P("ours_shredded.parquet")),
                                  ("own shredded Parquet", spark_own)):
                 spark.read.parquet(path).createOrReplaceTempView("bluesky")
-                for i, q in enumerate(spark_sql() + arrays_spark()):
+                for i, q in enumerate(spark_sql() + arrays_spark() + full_spark()):
                     print(f"spark {layout} Q{i + 1}", file=sys.stderr)
                     try:
                         best = None
@@ -386,7 +420,7 @@ def main():
     reference = results.get(("df-variant", "shredded"))
     print(f"\nJSONBench, {a.rows:,} events, {a.threads} threads, best of {a.runs} "
           f"(wall s / CPU s; bytes read where known; ratio = peer time / our shredded time)\n")
-    names = [f"Q{i + 1}" for i in range(5)] + ["A1 langs[*]", "A2 facets[*]"]
+    names = [f"Q{i + 1}" for i in range(5)] + ["A1 langs[*]", "A2 facets[*]", "F1 to_json", "F2 text LIKE"]
     header = f"{'engine':<16} {'layout':<22}" + "".join(f" {n:>22}" for n in names)
     print(header)
     print("-" * len(header))
@@ -423,9 +457,9 @@ def main():
         l = "reused" if secs != secs else f"{secs:.1f} s"
         print(f"  {name:<26} {l:>10} {s:>12}")
     print("\nthe SQL behind each number:")
-    peer_sql.setdefault(("df-variant", "shredded, unshredded, JSON text"), ours() + arrays_ours())
+    peer_sql.setdefault(("df-variant", "shredded, unshredded, JSON text"), ours() + arrays_ours() + full_ours())
     peer_sql.setdefault(("datafusion+json", "JSON text"), df_json())
-    peer_sql.setdefault(("spark 4.3", "both"), spark_sql() + arrays_spark())
+    peer_sql.setdefault(("spark 4.3", "both"), spark_sql() + arrays_spark() + full_spark())
     for (engine, layout), qs in peer_sql.items():
         print(f"  {engine} / {layout}:")
         for i, q in enumerate(qs):

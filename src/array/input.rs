@@ -1,5 +1,7 @@
 //! Reading Variant columns in every legal physical form.
 
+use std::sync::Arc;
+
 use arrow::array::{Array, ArrayRef, AsArray, BinaryViewArray, StructArray};
 use arrow::error::ArrowError;
 
@@ -52,7 +54,7 @@ impl VariantInput {
         let value = crate::shredding::unshred::unshred(st, &metadata, nulls.as_ref())?;
         Ok(Self {
             metadata,
-            value: Some(BinaryColumn::Large(value)),
+            value: Some(BinaryColumn::View(value)),
             nulls,
             len: st.len(),
         })
@@ -91,6 +93,51 @@ impl VariantInput {
     /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The column in the unshredded form of [`super::variant_data_type`]. Where
+    /// the children are already BinaryView with no null inside a valid row (a
+    /// reassembled column, or a file's unshredded column), they are shared, not
+    /// copied.
+    ///
+    /// # Errors
+    /// When a child cannot be cast to BinaryView.
+    pub fn to_column(&self) -> Result<ArrayRef, ArrowError> {
+        let shareable = |c: &BinaryViewArray| {
+            c.logical_nulls().is_none_or(|child| {
+                // Every null child row must be a null row of the column.
+                self.nulls.as_ref().is_some_and(|n| {
+                    child
+                        .inner()
+                        .iter()
+                        .zip(n.inner().iter())
+                        .all(|(child_valid, valid)| child_valid || !valid)
+                })
+            })
+        };
+        let metadata = self.metadata.to_view()?;
+        let value = self.value.as_ref().map(BinaryColumn::to_view).transpose()?;
+        if let Some(value) = value.filter(|v| shareable(&metadata) && shareable(v)) {
+            let (metadata, value) = (metadata.into_parts(), value.into_parts());
+            // The children's own nulls lie under the column's: drop them, since the
+            // Variant fields are declared non-null.
+            let metadata = BinaryViewArray::try_new(metadata.0, metadata.1, None)?;
+            let value = BinaryViewArray::try_new(value.0, value.1, None)?;
+            return StructArray::try_new(
+                crate::variant::storage::variant_fields(),
+                vec![Arc::new(metadata), Arc::new(value)],
+                self.nulls.clone(),
+            )
+            .map(|s| Arc::new(s) as ArrayRef);
+        }
+        let mut out = super::VariantColumnBuilder::new(self.len);
+        for row in 0..self.len {
+            match self.get(row) {
+                Some((m, v)) => out.append(m, v),
+                None => out.append_null(),
+            }
+        }
+        Ok(out.finish())
     }
 
     /// The `(metadata, value)` bytes of row `i`, or `None` for SQL NULL. A row whose

@@ -20,7 +20,7 @@ use datafusion::physical_expr_adapter::{
 
 use super::shredded_get::{Extraction, ValueFreeNodes, rewrite_extraction};
 use super::subtree_get::rewrite_subtree;
-use crate::array::{VariantColumnBuilder, VariantInput, is_variant_type, variant_data_type};
+use crate::array::{VariantInput, is_variant_type, variant_data_type};
 
 /// A placeholder for a rewritten sub-expression while the inner adapter runs, so
 /// that it does not try to cast the file's VARIANT struct inside it.
@@ -132,16 +132,9 @@ impl PhysicalExpr for ReassembleVariant {
         if column.data_type() == &variant_data_type() {
             return Ok(ColumnarValue::Array(column));
         }
-        let input = VariantInput::try_new(&column)
-            .map_err(|e| exec_datafusion_err!("reading variant column {}: {e}", self.name))?;
-        let mut out = VariantColumnBuilder::new(input.len());
-        for row in 0..input.len() {
-            match input.get(row) {
-                Some((m, v)) => out.append(m, v),
-                None => out.append_null(),
-            }
-        }
-        Ok(ColumnarValue::Array(out.finish()))
+        let reading = |e| exec_datafusion_err!("reading variant column {}: {e}", self.name);
+        let input = VariantInput::try_new(&column).map_err(reading)?;
+        Ok(ColumnarValue::Array(input.to_column().map_err(reading)?))
     }
 
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {

@@ -28,65 +28,118 @@
 //! is a missing field; a null list element group is a Variant null; an omitted `value`
 //! column is an all-null `value` (cases 41, 131, 132, 138).
 
-use std::sync::Arc;
-
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryViewArray, BinaryViewBuilder, BooleanArray, Date32Array,
     Decimal32Array, Decimal64Array, Decimal128Array, FixedSizeBinaryArray, Float32Array,
-    Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, LargeBinaryBuilder, StructArray,
-    Time64MicrosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
+    Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, LargeStringArray, StringArray,
+    StringViewArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    TimestampNanosecondArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Field};
 use arrow::error::ArrowError;
+use std::cell::Cell;
+use std::collections::HashMap;
 
 use super::layout::{DecimalWidth, ShreddedPrimitive};
 use crate::variant::encoding::{self, value_len};
 use crate::variant::storage::BinaryColumn;
-use crate::variant::validate::check_metadata;
+use crate::variant::validate::check_metadata_into;
 
-/// Rebuilds the `value` bytes of every row of a shredded Variant struct. Rows that
-/// are null in `nulls` (SQL NULL) get a null value.
+/// Rebuilds the `value` bytes of every row of a shredded Variant struct, one view
+/// per row (never null: rows that are null in `nulls`, SQL NULL, hold a Variant
+/// null, for the caller's null buffer to mask).
+///
+/// Each row is written straight into the output block, and the buffers of nested
+/// objects and arrays are reused from row to row, so a batch allocates a handful of
+/// times instead of once per object.
 pub(crate) fn unshred(
     st: &StructArray,
     metadata: &BinaryColumn,
     nulls: Option<&NullBuffer>,
-) -> Result<arrow::array::LargeBinaryArray, ArrowError> {
-    let level = Level::try_new(st, "$", false)?;
-    let mut meta = MetaCache::default();
-    // Large offsets: the rebuilt values of a batch may exceed 2 GiB.
-    let mut builder = LargeBinaryBuilder::with_capacity(st.len(), 0);
-    let mut out = Vec::new();
+) -> Result<BinaryViewArray, ArrowError> {
+    let mut slots = 0;
+    let level = Level::try_new(st, "$", false, &mut slots)?;
+    let mut ctx = RowCtx::new(slots);
+    let mut out = ViewWriter::new(st.len());
     for row in 0..st.len() {
         if nulls.is_some_and(|n| n.is_null(row)) {
-            builder.append_null();
+            out.data.push(0x00);
+            out.end_row()?;
             continue;
         }
-        out.clear();
-        let md = metadata
-            .get(row)
-            .unwrap_or(crate::variant::encoding::EMPTY_METADATA);
         let typed_null = level.typed.as_ref().is_none_or(|t| t.is_null(row));
         let value = level.value.as_ref().and_then(|v| v.get(row));
         match (typed_null, value) {
             // Unshredded row: the bytes as they are (checked by the readers).
-            (true, Some(v)) => out.extend_from_slice(v),
+            (true, Some(v)) => out.data.extend_from_slice(v),
             _ => {
-                let mut ctx = RowCtx {
-                    metadata: md,
-                    meta: &mut meta,
-                };
+                ctx.set_metadata(metadata.get(row).unwrap_or(encoding::EMPTY_METADATA));
                 let written = level
-                    .write(row, &mut ctx, &mut out)
+                    .write(row, &mut ctx, &mut out.data)
                     .map_err(|e| e.into_arrow(row))?;
                 if !written {
-                    out.push(0x00);
+                    out.data.push(0x00);
                 }
             }
         }
-        builder.append_value(&out);
+        out.end_row()?;
     }
-    Ok(builder.finish())
+    out.finish()
+}
+
+/// Rows written into data blocks, and a view of each.
+struct ViewWriter {
+    views: Vec<u128>,
+    blocks: Vec<arrow::buffer::Buffer>,
+    data: Vec<u8>,
+    row_start: usize,
+}
+
+impl ViewWriter {
+    /// A block is closed once it passes this size, so that view offsets (u32)
+    /// never overflow however large one row is.
+    const BLOCK: usize = 1 << 30;
+
+    fn new(rows: usize) -> Self {
+        Self {
+            views: Vec::with_capacity(rows),
+            blocks: Vec::new(),
+            data: Vec::new(),
+            row_start: 0,
+        }
+    }
+
+    /// Ends the row that was appended to `data` since the last call.
+    fn end_row(&mut self) -> Result<(), ArrowError> {
+        let row = &self.data[self.row_start..];
+        let too_large = || {
+            ArrowError::InvalidArgumentError(format!(
+                "a rebuilt variant value of {} bytes exceeds 4 GiB",
+                row.len()
+            ))
+        };
+        u32::try_from(row.len()).map_err(|_| too_large())?;
+        let block = u32::try_from(self.blocks.len()).map_err(|_| too_large())?;
+        let offset = u32::try_from(self.row_start).map_err(|_| too_large())?;
+        self.views
+            .push(arrow::array::builder::make_view(row, block, offset));
+        if self.data.len() > Self::BLOCK {
+            self.blocks
+                .push(arrow::buffer::Buffer::from_vec(std::mem::take(
+                    &mut self.data,
+                )));
+        }
+        self.row_start = self.data.len();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<BinaryViewArray, ArrowError> {
+        if !self.data.is_empty() {
+            self.blocks.push(arrow::buffer::Buffer::from_vec(self.data));
+        }
+        BinaryViewArray::try_new(ScalarBuffer::from(self.views), self.blocks, None)
+    }
 }
 
 /// A failure while rebuilding one row: the path from the innermost level outwards.
@@ -120,56 +173,154 @@ impl Fail {
 
 type R<T> = Result<T, Fail>;
 
-/// The row's metadata dictionary, computed once per distinct metadata bytes.
-#[derive(Default)]
-struct MetaCache<'a> {
-    bytes: Option<&'a [u8]>,
-    dict: Vec<&'a str>,
-    index: std::collections::HashMap<&'a str, u32>,
+/// A metadata dictionary met in the batch, read once however many rows share it.
+struct Dict<'a> {
+    /// Whether `names` (and `index`) have been read and checked.
+    checked: bool,
+    names: Vec<&'a str>,
+    /// Name to id, for large dictionaries only (small ones are scanned).
+    index: HashMap<&'a str, u32>,
+    /// The dictionary id of every shredded object field (by slot, see
+    /// [`ObjField::slot`]); `u32::MAX` until looked up.
+    slot_ids: Vec<u32>,
 }
 
-struct RowCtx<'c, 'a> {
-    metadata: &'a [u8],
-    meta: &'c mut MetaCache<'a>,
-}
-
-impl<'a> RowCtx<'_, 'a> {
-    /// The dictionary of the row's metadata (checked).
-    fn dict(&mut self) -> R<&[&'a str]> {
-        if self.meta.bytes != Some(self.metadata) {
-            let dict = check_metadata(self.metadata)
-                .map_err(|e| Fail::new(format!("invalid metadata: {e}")))?;
-            self.meta.index.clear();
-            if dict.len() > 8 {
-                for (i, name) in dict.iter().enumerate() {
-                    // Ids fit in u32: the dictionary size is a 4-byte field at most.
-                    self.meta.index.entry(name).or_insert(i as u32);
-                }
-            }
-            self.meta.dict = dict;
-            self.meta.bytes = Some(self.metadata);
+impl Dict<'_> {
+    fn new(slots: usize) -> Self {
+        Self {
+            checked: false,
+            names: Vec::new(),
+            index: HashMap::new(),
+            slot_ids: vec![u32::MAX; slots],
         }
-        Ok(&self.meta.dict)
+    }
+}
+
+/// Dictionaries up to this size are scanned for a name instead of hashed.
+const SCAN_DICT: usize = 32;
+
+/// At most this many distinct dictionaries are kept per batch (then the cache
+/// starts again), so that a batch of all-different metadata stays bounded.
+const MAX_DICTS: usize = 256;
+
+/// What the rebuild of a batch carries from row to row.
+struct RowCtx<'a> {
+    slots: usize,
+    /// The current row's metadata and its entry in `dicts`.
+    metadata: &'a [u8],
+    current: usize,
+    dicts: Vec<Dict<'a>>,
+    by_bytes: HashMap<&'a [u8], usize>,
+    /// Reused buffers of the objects and arrays being written.
+    frames: Vec<Frame<'a>>,
+}
+
+/// Buffers for writing one object or array.
+#[derive(Default)]
+struct Frame<'a> {
+    entries: Vec<Entry<'a>>,
+    /// Where each child starts, from the container's first data byte.
+    starts: Vec<usize>,
+}
+
+impl<'a> RowCtx<'a> {
+    fn new(slots: usize) -> Self {
+        Self {
+            slots,
+            metadata: encoding::EMPTY_METADATA,
+            current: 0,
+            dicts: vec![Dict::new(slots)],
+            by_bytes: HashMap::from([(encoding::EMPTY_METADATA, 0)]),
+            frames: Vec::new(),
+        }
     }
 
-    /// The dictionary id of a shredded field name.
-    fn field_id(&mut self, name: &str) -> R<u32> {
-        self.dict()?;
-        let found = if self.meta.index.is_empty() {
-            self.meta
-                .dict
-                .iter()
-                .position(|n| *n == name)
-                .map(|i| i as u32)
+    /// Makes `metadata` the current row's. What was read of a dictionary is kept
+    /// for every later row with the same bytes (rows of one writer share a few).
+    fn set_metadata(&mut self, metadata: &'a [u8]) {
+        if std::ptr::eq(self.metadata, metadata) || self.metadata == metadata {
+            return;
+        }
+        self.metadata = metadata;
+        self.current = if let Some(&i) = self.by_bytes.get(metadata) {
+            i
         } else {
-            self.meta.index.get(name).copied()
+            if self.dicts.len() >= MAX_DICTS {
+                self.dicts.clear();
+                self.by_bytes.clear();
+            }
+            self.dicts.push(Dict::new(self.slots));
+            self.by_bytes.insert(metadata, self.dicts.len() - 1);
+            self.dicts.len() - 1
         };
-        found.ok_or_else(|| {
+    }
+
+    fn current(&mut self) -> &mut Dict<'a> {
+        &mut self.dicts[self.current]
+    }
+
+    /// The dictionary of the row's metadata (checked).
+    fn dict(&mut self) -> R<&[&'a str]> {
+        let metadata = self.metadata;
+        let d = &mut self.dicts[self.current];
+        if !d.checked {
+            check_metadata_into(metadata, &mut d.names)
+                .map_err(|e| Fail::new(format!("invalid metadata: {e}")))?;
+            d.index.clear();
+            if d.names.len() > SCAN_DICT {
+                for (i, name) in d.names.iter().enumerate() {
+                    // Ids fit in u32: the dictionary size is a 4-byte field at most.
+                    d.index.entry(name).or_insert(i as u32);
+                }
+            }
+            d.checked = true;
+        }
+        Ok(&d.names)
+    }
+
+    /// The dictionary id of a shredded field name (the first, where an unsorted
+    /// dictionary holds it twice).
+    fn field_id(&mut self, slot: usize, name: &str) -> R<u32> {
+        if let Some(&id) = self
+            .current()
+            .slot_ids
+            .get(slot)
+            .filter(|id| **id != u32::MAX)
+        {
+            return Ok(id);
+        }
+        self.dict()?;
+        let d = self.current();
+        let found = if d.names.len() <= SCAN_DICT {
+            d.names.iter().position(|n| *n == name).map(|i| i as u32)
+        } else {
+            d.index.get(name).copied()
+        };
+        let id = found.ok_or_else(|| {
             Fail::new(format!(
                 "shredded field `{name}` is not in the row's metadata dictionary"
             ))
-        })
+        })?;
+        if let Some(cached) = d.slot_ids.get_mut(slot) {
+            *cached = id;
+        }
+        Ok(id)
     }
+
+    fn take_frame(&mut self) -> Frame<'a> {
+        let mut frame = self.frames.pop().unwrap_or_default();
+        frame.entries.clear();
+        frame.starts.clear();
+        frame
+    }
+}
+
+/// A shredded object field.
+struct ObjField {
+    name: String,
+    /// Its index among all object fields of the column, for [`RowCtx::field_id`].
+    slot: usize,
+    level: Level,
 }
 
 /// One `(value, typed_value)` pair: the top level, an object field or a list element.
@@ -184,15 +335,19 @@ enum Typed {
     Primitive(Primitive),
     Object {
         nulls: Option<NullBuffer>,
-        fields: Vec<(String, Level)>,
-        /// The shredded field names, sorted, for the conflict check.
-        sorted_names: Vec<String>,
+        /// Sorted by name (the order they are written in).
+        fields: Vec<ObjField>,
+        /// The offset width of the last row's object here: the guess for the
+        /// next, whose header is reserved before its fields are written.
+        width: Cell<u8>,
     },
     List {
         nulls: Option<NullBuffer>,
         offsets: ListOffsets,
         values_len: usize,
         element: Box<Level>,
+        /// As for objects.
+        width: Cell<u8>,
     },
 }
 
@@ -273,6 +428,13 @@ pub(crate) fn encode_primitives(
     Ok(Some((out.finish(), typed.logical_nulls())))
 }
 
+/// A string `typed_value` column, downcast once per batch.
+enum Strings {
+    Utf8(StringArray),
+    Large(LargeStringArray),
+    View(StringViewArray),
+}
+
 /// A primitive `typed_value` column and the Variant type it stands for.
 enum Primitive {
     Boolean(BooleanArray),
@@ -289,7 +451,7 @@ enum Primitive {
     Time(Time64MicrosecondArray),
     TimestampMicros(TimestampMicrosecondArray, bool),
     TimestampNanos(TimestampNanosecondArray, bool),
-    String(ArrayRef),
+    String(Strings),
     Binary(BinaryColumn),
     Uuid(FixedSizeBinaryArray),
 }
@@ -337,7 +499,11 @@ impl Primitive {
             ShreddedPrimitive::TimestampNanos { utc } => {
                 Self::TimestampNanos(array.as_primitive().clone(), utc)
             }
-            ShreddedPrimitive::String => Self::String(Arc::clone(array)),
+            ShreddedPrimitive::String => Self::String(match data_type {
+                DataType::Utf8 => Strings::Utf8(array.as_string().clone()),
+                DataType::LargeUtf8 => Strings::Large(array.as_string().clone()),
+                _ => Strings::View(array.as_string_view().clone()),
+            }),
             ShreddedPrimitive::Binary => Self::Binary(BinaryColumn::try_new(array, "typed_value")?),
             ShreddedPrimitive::Uuid => Self::Uuid(array.as_fixed_size_binary().clone()),
         })
@@ -359,7 +525,9 @@ impl Primitive {
             Self::Time(a) => a.is_null(row),
             Self::TimestampMicros(a, _) => a.is_null(row),
             Self::TimestampNanos(a, _) => a.is_null(row),
-            Self::String(a) => a.is_null(row),
+            Self::String(Strings::Utf8(a)) => a.is_null(row),
+            Self::String(Strings::Large(a)) => a.is_null(row),
+            Self::String(Strings::View(a)) => a.is_null(row),
             Self::Binary(a) => a.get(row).is_none(),
             Self::Uuid(a) => a.is_null(row),
         }
@@ -393,10 +561,10 @@ impl Primitive {
                 primitive(out, if *tz { 18 } else { 19 }, &a.value(row).to_le_bytes());
             }
             Self::String(a) => {
-                let s = match a.data_type() {
-                    DataType::Utf8 => a.as_string::<i32>().value(row),
-                    DataType::LargeUtf8 => a.as_string::<i64>().value(row),
-                    _ => a.as_string_view().value(row),
+                let s = match a {
+                    Strings::Utf8(a) => a.value(row),
+                    Strings::Large(a) => a.value(row),
+                    Strings::View(a) => a.value(row),
                 };
                 let len = s.len();
                 if len < 64 {
@@ -449,14 +617,25 @@ fn decimal(out: &mut Vec<u8>, unscaled: i128, width: DecimalWidth, scale: u8) ->
 
 impl Level {
     /// Reads the `(value, typed_value)` pair of a group. `group` says whether the
-    /// group's own nulls matter (object fields, list elements).
-    fn try_new(st: &StructArray, path: &str, group: bool) -> Result<Self, ArrowError> {
+    /// group's own nulls matter (object fields, list elements). `slots` counts the
+    /// object fields numbered so far.
+    fn try_new(
+        st: &StructArray,
+        path: &str,
+        group: bool,
+        slots: &mut usize,
+    ) -> Result<Self, ArrowError> {
         let mut value = None;
         let mut typed = None;
         for (field, column) in st.fields().iter().zip(st.columns()) {
             match field.name().as_str() {
-                "value" => value = Some(BinaryColumn::try_new(column, "value")?),
-                "typed_value" => typed = Some(Typed::try_new(column, field, path)?),
+                "value" => {
+                    // An all-null `value` (a fully shredded field) is not read per row.
+                    if column.logical_null_count() < column.len() {
+                        value = Some(BinaryColumn::try_new(column, "value")?);
+                    }
+                }
+                "typed_value" => typed = Some(Typed::try_new(column, field, path, slots)?),
                 "metadata" if !group => {}
                 other => {
                     return Err(ArrowError::InvalidArgumentError(format!(
@@ -466,15 +645,25 @@ impl Level {
             }
         }
         Ok(Self {
-            group_nulls: if group { st.nulls().cloned() } else { None },
+            group_nulls: if group {
+                st.nulls().filter(|n| n.null_count() > 0).cloned()
+            } else {
+                None
+            },
             value,
             typed,
         })
     }
 
+    /// Whether `row` has a value here (`typed_value` or `value` non-null).
+    fn present(&self, row: usize) -> bool {
+        self.typed.as_ref().is_some_and(|t| !t.is_null(row))
+            || self.value.as_ref().is_some_and(|v| v.get(row).is_some())
+    }
+
     /// Appends the rebuilt value of `row`; `Ok(false)` when both `value` and
     /// `typed_value` are null (nothing written).
-    fn write(&self, row: usize, ctx: &mut RowCtx<'_, '_>, out: &mut Vec<u8>) -> R<bool> {
+    fn write<'a>(&'a self, row: usize, ctx: &mut RowCtx<'a>, out: &mut Vec<u8>) -> R<bool> {
         let value = self.value.as_ref().and_then(|v| v.get(row));
         let typed = self.typed.as_ref().filter(|t| !t.is_null(row));
         let Some(typed) = typed else {
@@ -496,6 +685,7 @@ impl Level {
                 offsets,
                 values_len,
                 element,
+                width,
                 ..
             } => {
                 if value.is_some() {
@@ -505,27 +695,26 @@ impl Level {
                 if range.end > *values_len {
                     return Err(Fail::new("list offsets out of range"));
                 }
-                let mut data = Vec::new();
-                let mut ends = Vec::with_capacity(range.len());
+                let mut frame = ctx.take_frame();
+                let open = Open::new(out, range.len(), 0, width)?;
                 for (k, i) in range.enumerate() {
+                    frame.starts.push(out.len() - open.data_start());
                     let present = !element.group_nulls.as_ref().is_some_and(|n| n.is_null(i));
                     let written = present
                         && element
-                            .write(i, ctx, &mut data)
+                            .write(i, ctx, out)
                             .map_err(|e| e.within(format!("[{k}]")))?;
                     if !written {
                         // A missing element reads as a Variant null.
-                        data.push(0x00);
+                        out.push(0x00);
                     }
-                    ends.push(data.len());
                 }
-                write_array(out, &ends, &data)?;
+                open.close(out, std::iter::empty(), &frame.starts, width)?;
+                ctx.frames.push(frame);
             }
-            Typed::Object {
-                fields,
-                sorted_names,
-                ..
-            } => write_object(row, ctx, fields, sorted_names, value, out)?,
+            Typed::Object { fields, width, .. } => {
+                write_object(row, ctx, fields, width, value, out)?;
+            }
         }
         Ok(true)
     }
@@ -538,21 +727,31 @@ fn conflict() -> Fail {
 }
 
 impl Typed {
-    fn try_new(column: &ArrayRef, field: &Field, path: &str) -> Result<Self, ArrowError> {
-        let list = |element: &ArrayRef| -> Result<Box<Level>, ArrowError> {
+    fn try_new(
+        column: &ArrayRef,
+        field: &Field,
+        path: &str,
+        slots: &mut usize,
+    ) -> Result<Self, ArrowError> {
+        let mut list = |element: &ArrayRef| -> Result<Box<Level>, ArrowError> {
             let Some(st) = element.as_struct_opt() else {
                 return Err(ArrowError::InvalidArgumentError(format!(
                     "invalid shredded variant: list elements at `{path}` must be groups, found {}",
                     element.data_type()
                 )));
             };
-            Ok(Box::new(Level::try_new(st, &format!("{path}[*]"), true)?))
+            Ok(Box::new(Level::try_new(
+                st,
+                &format!("{path}[*]"),
+                true,
+                slots,
+            )?))
         };
-        let nulls = column.nulls().cloned();
+        let nulls = column.nulls().filter(|n| n.null_count() > 0).cloned();
         Ok(match column.data_type() {
             DataType::Struct(_) => {
                 let st = column.as_struct();
-                let mut fields: Vec<(String, Level)> = Vec::with_capacity(st.num_columns());
+                let mut fields: Vec<ObjField> = Vec::with_capacity(st.num_columns());
                 for (f, child) in st.fields().iter().zip(st.columns()) {
                     let child_path = format!("{path}.{}", f.name());
                     let Some(group) = child.as_struct_opt() else {
@@ -562,19 +761,25 @@ impl Typed {
                             child.data_type()
                         )));
                     };
-                    if fields.iter().any(|(n, _)| n == f.name()) {
-                        return Err(ArrowError::InvalidArgumentError(format!(
-                            "invalid shredded variant: field `{child_path}` is shredded twice"
-                        )));
-                    }
-                    fields.push((f.name().clone(), Level::try_new(group, &child_path, true)?));
+                    let slot = *slots;
+                    *slots += 1;
+                    fields.push(ObjField {
+                        name: f.name().clone(),
+                        slot,
+                        level: Level::try_new(group, &child_path, true, slots)?,
+                    });
                 }
-                let mut sorted_names: Vec<String> = fields.iter().map(|(n, _)| n.clone()).collect();
-                sorted_names.sort_unstable();
+                fields.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                if let Some(pair) = fields.windows(2).find(|p| p[0].name == p[1].name) {
+                    return Err(ArrowError::InvalidArgumentError(format!(
+                        "invalid shredded variant: field `{path}.{}` is shredded twice",
+                        pair[0].name
+                    )));
+                }
                 Self::Object {
                     nulls,
                     fields,
-                    sorted_names,
+                    width: Cell::new(1),
                 }
             }
             DataType::List(_) => {
@@ -584,6 +789,7 @@ impl Typed {
                     offsets: ListOffsets::I32(l.offsets().clone()),
                     values_len: l.values().len(),
                     element: list(l.values())?,
+                    width: Cell::new(1),
                 }
             }
             DataType::LargeList(_) => {
@@ -593,6 +799,7 @@ impl Typed {
                     offsets: ListOffsets::I64(l.offsets().clone()),
                     values_len: l.values().len(),
                     element: list(l.values())?,
+                    width: Cell::new(1),
                 }
             }
             DataType::ListView(_) => {
@@ -602,6 +809,7 @@ impl Typed {
                     offsets: ListOffsets::View32(l.offsets().clone(), l.sizes().clone()),
                     values_len: l.values().len(),
                     element: list(l.values())?,
+                    width: Cell::new(1),
                 }
             }
             DataType::LargeListView(_) => {
@@ -611,6 +819,7 @@ impl Typed {
                     offsets: ListOffsets::View64(l.offsets().clone(), l.sizes().clone()),
                     values_len: l.values().len(),
                     element: list(l.values())?,
+                    width: Cell::new(1),
                 }
             }
             DataType::FixedSizeList(_, n) => {
@@ -621,6 +830,7 @@ impl Typed {
                     offsets: ListOffsets::Fixed(n),
                     values_len: l.values().len(),
                     element: list(l.values())?,
+                    width: Cell::new(1),
                 }
             }
             _ => Self::Primitive(Primitive::try_new(column, Some(field), path)?),
@@ -629,120 +839,197 @@ impl Typed {
 }
 
 /// One entry of a rebuilt object: name, dictionary id and where its bytes are.
-struct Entry<'s> {
-    name: &'s str,
+struct Entry<'a> {
+    name: &'a str,
     id: u32,
-    bytes: Src<'s>,
+    bytes: Src<'a>,
 }
 
-enum Src<'s> {
-    Scratch(std::ops::Range<usize>),
-    Value(&'s [u8]),
+enum Src<'a> {
+    /// The shredded field at this index.
+    Field(usize),
+    Value(&'a [u8]),
 }
 
-fn write_object<'s, 'a: 's>(
+/// A container whose header room is reserved in `out` before its children are
+/// written after it, so that no child is copied again. The room follows a guess
+/// of the offset width (the last row's); a wrong guess moves the children once.
+struct Open {
+    start: usize,
+    n: usize,
+    id_width: usize,
+    reserved: usize,
+}
+
+impl Open {
+    fn new(out: &mut Vec<u8>, n: usize, id_width: usize, width: &Cell<u8>) -> R<Self> {
+        encoding::uint_width(n).ok_or_else(|| too_large(encoding::TooLarge))?;
+        let reserved = encoding::container_header_size(n, id_width, usize::from(width.get()));
+        let start = out.len();
+        out.resize(start + reserved, 0);
+        Ok(Self {
+            start,
+            n,
+            id_width,
+            reserved,
+        })
+    }
+
+    fn data_start(&self) -> usize {
+        self.start + self.reserved
+    }
+
+    /// Writes the header (an object's when `id_width > 0`) in front of the
+    /// children, which begin at `starts` from the first data byte.
+    fn close(
+        self,
+        out: &mut Vec<u8>,
+        ids: impl Iterator<Item = usize>,
+        starts: &[usize],
+        width: &Cell<u8>,
+    ) -> R<()> {
+        let data_start = self.data_start();
+        let data_len = out.len() - data_start;
+        let off_w = encoding::uint_width(data_len).ok_or_else(|| too_large(encoding::TooLarge))?;
+        width.set(off_w as u8);
+        let size = encoding::container_header_size(self.n, self.id_width, off_w);
+        if size > self.reserved {
+            out.resize(out.len() + size - self.reserved, 0);
+            out.copy_within(data_start..data_start + data_len, self.start + size);
+        } else if size < self.reserved {
+            out.copy_within(data_start.., self.start + size);
+            out.truncate(self.start + size + data_len);
+        }
+        let h = &mut out[self.start..self.start + size];
+        h[0] = if self.id_width > 0 {
+            encoding::object_header(self.n, self.id_width, off_w)
+        } else {
+            encoding::array_header(self.n, off_w)
+        };
+        let mut p = 1;
+        encoding::put_uint(h, &mut p, self.n, encoding::count_width(self.n));
+        for id in ids {
+            encoding::put_uint(h, &mut p, id, self.id_width);
+        }
+        for &start in starts {
+            encoding::put_uint(h, &mut p, start, off_w);
+        }
+        encoding::put_uint(h, &mut p, data_len, off_w);
+        Ok(())
+    }
+}
+
+/// Writes the object of `row`: its present shredded `fields` (sorted by name),
+/// merged with the fields of a partially shredded object's `value`.
+fn write_object<'a>(
     row: usize,
-    ctx: &mut RowCtx<'_, 'a>,
-    fields: &'s [(String, Level)],
-    sorted_names: &[String],
-    value: Option<&'s [u8]>,
+    ctx: &mut RowCtx<'a>,
+    fields: &'a [ObjField],
+    width: &Cell<u8>,
+    value: Option<&'a [u8]>,
     out: &mut Vec<u8>,
 ) -> R<()> {
-    let mut scratch = Vec::new();
-    let mut entries: Vec<Entry<'s>> = Vec::with_capacity(fields.len());
-    for (name, level) in fields {
-        if level.group_nulls.as_ref().is_some_and(|n| n.is_null(row)) {
-            // A null field group (optional groups, case 84) is a missing field.
+    let mut frame = ctx.take_frame();
+    for (i, field) in fields.iter().enumerate() {
+        // A null field group (optional groups, case 84) is a missing field, as is
+        // a group with both columns null.
+        if field
+            .level
+            .group_nulls
+            .as_ref()
+            .is_some_and(|n| n.is_null(row))
+            || !field.level.present(row)
+        {
             continue;
         }
-        let start = scratch.len();
-        let written = level
-            .write(row, ctx, &mut scratch)
-            .map_err(|e| e.within(format!(".{name}")))?;
-        if written {
-            let id = ctx.field_id(name)?;
-            entries.push(Entry {
-                name,
-                id,
-                bytes: Src::Scratch(start..scratch.len()),
-            });
-        }
+        let id = ctx
+            .field_id(field.slot, &field.name)
+            .map_err(|e| e.within(format!(".{}", field.name)))?;
+        frame.entries.push(Entry {
+            name: &field.name,
+            id,
+            bytes: Src::Field(i),
+        });
     }
     if let Some(v) = value {
-        let basic = v.first().map(|h| encoding::basic_type(*h));
-        if basic != Some(2) {
-            return Err(Fail::new(format!(
-                "typed_value is an object but value is not an object (it is {})",
-                describe(v)
-            )));
-        }
-        let dict: &[&'a str] = ctx.dict()?;
-        for (id, bytes) in object_fields(v)? {
-            let name: &'a str = usize::try_from(id)
-                .ok()
-                .and_then(|i| dict.get(i))
-                .copied()
-                .ok_or_else(|| {
-                    Fail::new(format!("field id {id} of value is not in the metadata"))
-                })?;
-            if sorted_names
-                .binary_search_by(|n| n.as_str().cmp(name))
-                .is_ok()
-            {
-                // Even when the shredded field is missing in this row (case 43).
-                return Err(Fail::new(format!(
-                    "key `{name}` is in both value and typed_value (a partially shredded \
-                     object's value must hold only non-shredded keys)"
-                )));
-            }
-            entries.push(Entry {
-                name,
-                id,
-                bytes: Src::Value(bytes),
-            });
-        }
-    }
-    entries.sort_by(|a, b| a.name.cmp(b.name));
-    for pair in entries.windows(2) {
-        if pair[0].name == pair[1].name {
+        merge_residual(ctx, fields, v, &mut frame.entries)?;
+        // The shredded fields come sorted; the residual's are merged in.
+        frame.entries.sort_unstable_by(|a, b| a.name.cmp(b.name));
+        if let Some(pair) = frame.entries.windows(2).find(|p| p[0].name == p[1].name) {
             let name = pair[0].name;
             return Err(Fail::new(format!("key `{name}` appears twice in value")));
         }
     }
-    let fields: Vec<(usize, &[u8])> = entries
-        .iter()
-        .map(|e| {
-            let bytes = match &e.bytes {
-                Src::Scratch(r) => &scratch[r.clone()],
-                Src::Value(b) => *b,
-            };
-            (e.id as usize, bytes)
-        })
-        .collect();
-    encoding::write_object(out, &fields).map_err(too_large)
+    let max_id = frame.entries.iter().map(|e| e.id).max().unwrap_or(0);
+    let id_width =
+        encoding::uint_width(max_id as usize).ok_or_else(|| too_large(encoding::TooLarge))?;
+    let open = Open::new(out, frame.entries.len(), id_width, width)?;
+    for e in &frame.entries {
+        frame.starts.push(out.len() - open.data_start());
+        match e.bytes {
+            Src::Field(i) => {
+                let field = &fields[i];
+                field
+                    .level
+                    .write(row, ctx, out)
+                    .map_err(|e| e.within(format!(".{}", field.name)))?;
+            }
+            Src::Value(bytes) => out.extend_from_slice(bytes),
+        }
+    }
+    let ids = frame.entries.iter().map(|e| e.id as usize);
+    open.close(out, ids, &frame.starts, width)?;
+    ctx.frames.push(frame);
+    Ok(())
 }
 
-fn write_array(out: &mut Vec<u8>, ends: &[usize], data: &[u8]) -> R<()> {
-    encoding::write_array_from_ends(out, ends, data).map_err(too_large)
-}
-
-fn too_large(e: encoding::TooLarge) -> Fail {
-    Fail::new(e.to_string())
-}
-
-/// The `(field id, value bytes)` pairs of the object at the start of `v`.
-fn object_fields(v: &[u8]) -> R<Vec<(u32, &[u8])>> {
+/// Adds the fields of a partially shredded object's `value` to `entries`.
+fn merge_residual<'a>(
+    ctx: &mut RowCtx<'a>,
+    fields: &[ObjField],
+    v: &'a [u8],
+    entries: &mut Vec<Entry<'a>>,
+) -> R<()> {
+    let basic = v.first().map(|h| encoding::basic_type(*h));
+    if basic != Some(2) {
+        return Err(Fail::new(format!(
+            "typed_value is an object but value is not an object (it is {})",
+            describe(v)
+        )));
+    }
     let bad = || Fail::new("value holds a malformed object");
     let c = encoding::container(v, true)
         .filter(|c| c.data_start <= v.len())
         .ok_or_else(bad)?;
-    let mut fields = Vec::with_capacity(c.n);
+    let dict: &[&'a str] = ctx.dict()?;
     for i in 0..c.n {
         let id = c.id(v, i).ok_or_else(bad)?;
-        let child = c.child(v, i).ok_or_else(bad)?;
-        fields.push((u32::try_from(id).map_err(|_| bad())?, child));
+        let bytes = c.child(v, i).ok_or_else(bad)?;
+        let name: &'a str = dict
+            .get(id)
+            .copied()
+            .ok_or_else(|| Fail::new(format!("field id {id} of value is not in the metadata")))?;
+        if fields
+            .binary_search_by(|f| f.name.as_str().cmp(name))
+            .is_ok()
+        {
+            // Even when the shredded field is missing in this row (case 43).
+            return Err(Fail::new(format!(
+                "key `{name}` is in both value and typed_value (a partially shredded \
+                 object's value must hold only non-shredded keys)"
+            )));
+        }
+        entries.push(Entry {
+            name,
+            id: u32::try_from(id).map_err(|_| bad())?,
+            bytes: Src::Value(bytes),
+        });
     }
-    Ok(fields)
+    Ok(())
+}
+
+fn too_large(e: encoding::TooLarge) -> Fail {
+    Fail::new(e.to_string())
 }
 
 /// A short description of a value's type for error messages.
@@ -868,6 +1155,73 @@ mod tests {
             input.get(0).unwrap().1,
             &[0x03, 2, 0, 2, 3, 0x05, b'x', 0x00]
         );
+    }
+
+    /// The Variant encoding of a string.
+    fn string(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        if s.len() < 64 {
+            out.push(((s.len() as u8) << 2) | 0x01);
+        } else {
+            out.push(16 << 2);
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        }
+        out.extend_from_slice(s.as_bytes());
+        out
+    }
+
+    #[test]
+    fn headers_reserved_by_guess_are_right_when_the_guess_is_wrong() {
+        // Rows whose objects and arrays need 1-, 2-, then 1-byte offsets, so that
+        // the reserved header room is first too small and then too large.
+        let texts = ["x".to_string(), "y".repeat(300), "z".to_string()];
+        let meta: &[u8] = &[0x01, 2, 0, 1, 2, b'a', b'b'];
+        // The residual {"b": 1} beside the shredded "a".
+        let residual: &[u8] = &[0x02, 1, 1, 0, 2, 0x0c, 1];
+        let a = group(
+            None,
+            Arc::new(StringArray::from(
+                texts.iter().map(String::as_str).collect::<Vec<_>>(),
+            )),
+            None,
+        );
+        let object: ArrayRef = Arc::new(StructArray::new(
+            Fields::from(vec![Field::new("a", a.data_type().clone(), false)]),
+            vec![a],
+            None,
+        ));
+        let column = variant(
+            bin(vec![Some(meta); 3]),
+            Some(bin(vec![Some(residual); 3])),
+            object,
+        );
+        let input = VariantInput::try_new(&column).unwrap();
+        for (row, text) in texts.iter().enumerate() {
+            let mut expected = Vec::new();
+            encoding::write_object(&mut expected, &[(0, &string(text)), (1, &[0x0c, 1])]).unwrap();
+            assert_eq!(input.get(row).unwrap().1, expected.as_slice(), "row {row}");
+        }
+
+        // The same texts as one-element arrays.
+        let element = group(
+            None,
+            Arc::new(StringArray::from(
+                texts.iter().map(String::as_str).collect::<Vec<_>>(),
+            )),
+            None,
+        );
+        let list: ArrayRef = Arc::new(ListArray::new(
+            Arc::new(Field::new("element", element.data_type().clone(), true)),
+            OffsetBuffer::from_lengths([1, 1, 1]),
+            element,
+            None,
+        ));
+        let input = VariantInput::try_new(&variant(bin(vec![Some(EMPTY); 3]), None, list)).unwrap();
+        for (row, text) in texts.iter().enumerate() {
+            let mut expected = Vec::new();
+            encoding::write_array(&mut expected, &[&string(text)]).unwrap();
+            assert_eq!(input.get(row).unwrap().1, expected.as_slice(), "row {row}");
+        }
     }
 
     #[test]

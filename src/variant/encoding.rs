@@ -257,26 +257,41 @@ impl std::error::Error for TooLarge {}
 /// # Errors
 /// [`TooLarge`] when the fields or their bytes do not fit 4-byte offsets.
 pub fn write_object(out: &mut Vec<u8>, fields: &[(usize, &[u8])]) -> Result<(), TooLarge> {
-    let n = fields.len();
-    let data_len: usize = fields.iter().map(|f| f.1.len()).sum();
-    let max_id = fields.iter().map(|f| f.0).max().unwrap_or(0);
+    write_object_parts(out, fields.iter().copied())
+}
+
+/// Like [`write_object`], for fields given by an iterator (walked several times,
+/// so that no list of them needs to be built).
+///
+/// # Errors
+/// [`TooLarge`] when the data or a field id does not fit 4-byte offsets.
+pub fn write_object_parts<'b, I>(out: &mut Vec<u8>, fields: I) -> Result<(), TooLarge>
+where
+    I: Iterator<Item = (usize, &'b [u8])> + Clone,
+{
+    let (mut n, mut data_len, mut max_id) = (0, 0, 0);
+    for (id, bytes) in fields.clone() {
+        n += 1;
+        data_len += bytes.len();
+        max_id = max_id.max(id);
+    }
     let id_w = uint_width(max_id).ok_or(TooLarge)?;
     let off_w = uint_width(data_len).ok_or(TooLarge)?;
     uint_width(n).ok_or(TooLarge)?;
     out.reserve(container_header_size(n, id_w, off_w) + data_len);
     out.push(object_header(n, id_w, off_w));
     push_uint(out, n, count_width(n));
-    for f in fields {
-        push_uint(out, f.0, id_w);
+    for (id, _) in fields.clone() {
+        push_uint(out, id, id_w);
     }
     let mut off = 0;
-    for f in fields {
+    for (_, bytes) in fields.clone() {
         push_uint(out, off, off_w);
-        off += f.1.len();
+        off += bytes.len();
     }
     push_uint(out, off, off_w);
-    for f in fields {
-        out.extend_from_slice(f.1);
+    for (_, bytes) in fields {
+        out.extend_from_slice(bytes);
     }
     Ok(())
 }
