@@ -53,6 +53,12 @@ extensions_options! {
         /// planned otherwise, or run concurrently in one session, may carry
         /// another statement's text). `false` (the default): no SQL text.
         pub workload_log_sql: bool, default = false
+        /// The most memory the hot-data cache of Parquet scans keeps (`512M`,
+        /// `2G`, a number of bytes; `0` turns it off and empties it): the
+        /// batches each file scan produced, extractions answered, so that a
+        /// repeated query does not decode the file again. Outside DataFusion's
+        /// memory pool. Default `1G`.
+        pub scan_cache_size: ByteSize, default = ByteSize(crate::parquet::DEFAULT_SCAN_CACHE_BYTES)
     }
 }
 
@@ -123,6 +129,44 @@ impl ConfigField for ShreddingSchema {
     }
 }
 
+/// A size in bytes (`variant.scan_cache_size`): a number with an optional `K`,
+/// `M`, `G` or `T` suffix (powers of 1024), or `0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteSize(pub usize);
+
+impl std::fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        match [(40, 'T'), (30, 'G'), (20, 'M'), (10, 'K')]
+            .into_iter()
+            .find(|(shift, _)| n != 0 && n.is_multiple_of(1usize << shift))
+        {
+            Some((shift, unit)) => write!(f, "{}{unit}", n >> shift),
+            None => write!(f, "{n}"),
+        }
+    }
+}
+
+impl ConfigField for ByteSize {
+    fn visit<V: Visit>(&self, v: &mut V, key: &str, description: &'static str) {
+        v.some(key, self, description);
+    }
+
+    fn set(&mut self, _key: &str, value: &str) -> Result<()> {
+        if value.trim() == "0" {
+            self.0 = 0;
+            return Ok(());
+        }
+        match crate::parse_memory_size(value) {
+            Ok(n) => {
+                self.0 = n;
+                Ok(())
+            }
+            Err(e) => config_err!("variant.scan_cache_size: {e}, or 0"),
+        }
+    }
+}
+
 /// What the writer does with VARIANT columns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ShreddingMode {
@@ -150,5 +194,36 @@ pub fn session_tz(config: &ConfigOptions) -> Result<SessionTz> {
     match &config.execution.time_zone {
         None => Ok(SessionTz::utc()),
         Some(tz) => SessionTz::parse(tz).map_err(|e| exec_datafusion_err!("{e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_size_round_trips_through_its_text() {
+        let mut size = ByteSize::default();
+        for (text, bytes, shown) in [
+            ("0", 0, "0"),
+            ("64M", 64 << 20, "64M"),
+            ("2g", 2 << 30, "2G"),
+            ("1536K", 1536 << 10, "1536K"),
+        ] {
+            size.set("variant.scan_cache_size", text).unwrap();
+            assert_eq!(
+                (size.0, size.to_string().as_str()),
+                (bytes, shown),
+                "{text}"
+            );
+        }
+        let e = size.set("variant.scan_cache_size", "lots").unwrap_err();
+        assert!(e.to_string().contains("'lots' is not a memory size"), "{e}");
+        assert_eq!(
+            size.0,
+            1536 << 10,
+            "a refused value leaves the setting alone"
+        );
+        assert_eq!(VariantOptions::default().scan_cache_size.to_string(), "1G");
     }
 }

@@ -158,6 +158,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     if config.get_extension::<workload::WorkloadLog>().is_none() {
         config = config.with_extension(Arc::new(workload::WorkloadLog::default()));
     }
+    // The session's hot-data cache of Parquet scans (`variant.scan_cache_size`).
+    if config.get_extension::<parquet::ScanCache>().is_none() {
+        config = config.with_extension(Arc::new(parquet::ScanCache::default()));
+    }
     *builder.config() = Some(config);
     // `v:a.b`, `v['a'][0]`, `v.a.b` before DataFusion's own field access.
     builder

@@ -61,6 +61,7 @@ mod pruning;
 mod report;
 pub mod reshred;
 mod scan;
+pub mod scan_cache;
 pub mod shredded_get;
 mod sink;
 pub mod subtree_get;
@@ -75,6 +76,7 @@ pub use footer::{
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use scan::{ScanExtractions, VariantScanExec};
 pub(crate) use scan::{filter_predicates, pushdown_enabled, scan_config};
+pub use scan_cache::{DEFAULT_SCAN_CACHE_BYTES, ScanCache};
 pub use sink::MAX_WRITTEN_VARIANT_BYTES;
 pub use sink::VariantParquetSink;
 pub(crate) use sink::variant_sink_exec;

@@ -11,7 +11,10 @@
 //!    ([`super::pruning`]) and hands the surviving row groups and row ranges to the
 //!    scan as a `ParquetAccessPlan`;
 //! 4. tells the scan's expression adapter which residuals are all null in the row
-//!    groups it reads, so those extractions read only the typed leaf.
+//!    groups it reads, so those extractions read only the typed leaf;
+//! 5. serves the file scan from the session's hot-data cache when the same scan
+//!    of the same file ran before, and keeps it there when it did not
+//!    ([`super::scan_cache`]).
 //!
 //! Pruning is an optimization: a file whose statistics cannot be read is read
 //! whole, and counted in the `pruning_errors` metric (which the tests require to
@@ -21,6 +24,7 @@ use std::any::Any;
 use std::fmt::{self, Formatter};
 use std::sync::Arc;
 
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
@@ -103,6 +107,37 @@ impl ScanMetrics {
                 report
             },
         }
+    }
+}
+
+/// The counters of the hot-data cache, registered on a partition's first hit
+/// so that a scan the cache did not serve shows none.
+#[derive(Debug)]
+struct CacheMetrics {
+    metrics: ExecutionPlanMetricsSet,
+    partition: usize,
+    counters: std::sync::OnceLock<(Count, Count)>,
+}
+
+impl CacheMetrics {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        Self {
+            metrics: metrics.clone(),
+            partition,
+            counters: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// One file scan served from the cache.
+    fn hit(&self, batches: &[RecordBatch]) {
+        let (hits, rows) = self.counters.get_or_init(|| {
+            let c = |name: &'static str| {
+                MetricBuilder::new(&self.metrics).counter(name, self.partition)
+            };
+            (c("scan_cache_hits"), c("scan_cache_hit_rows"))
+        });
+        hits.add(1);
+        rows.add(batches.iter().map(RecordBatch::num_rows).sum());
     }
 }
 
@@ -411,6 +446,23 @@ impl ExecutionPlan for VariantScanExec {
             &self.extractions.predicates,
             config.file_schema(),
         ));
+        // The hot-data cache (`scan_cache.rs`): the key part every file shares,
+        // or none where the scan's output may change under the same key.
+        let capacity = super::scan_cache::capacity(&context);
+        let scan_cache = context
+            .session_config()
+            .get_extension::<super::ScanCache>()
+            .filter(|cache| {
+                if capacity == 0 {
+                    cache.shrink_to(0);
+                }
+                capacity > 0
+            })
+            .and_then(|cache| {
+                super::scan_cache::scan_key(config, self.base_adapter.is_some(), &context)
+                    .map(|key| (cache, Arc::<str>::from(key)))
+            });
+        let cache_metrics = Arc::new(CacheMetrics::new(&self.metrics, partition));
         let config = config.clone();
         let base_adapter = self.base_adapter.clone();
         let limit = config.limit;
@@ -426,6 +478,8 @@ impl ExecutionPlan for VariantScanExec {
                 let metrics = metrics.clone();
                 let base_adapter = base_adapter.clone();
                 let schema = Arc::clone(&file_schema_out);
+                let scan_cache = scan_cache.clone();
+                let cache_metrics = Arc::clone(&cache_metrics);
                 async move {
                     // Bounds from the table's log: skip the file, footer unread.
                     if let Some(bounds) = file.extensions.get::<Arc<PathBounds>>()
@@ -478,15 +532,29 @@ impl ExecutionPlan for VariantScanExec {
                     if let Some(access) = plan.access {
                         file.extensions.insert(access);
                     }
+                    let cached = scan_cache.map(|(cache, scan)| {
+                        let key = super::scan_cache::file_key(&scan, &file, &plan.value_free);
+                        (cache, key)
+                    });
+                    if let Some((cache, key)) = &cached
+                        && let Some(batches) = cache.get(key)
+                    {
+                        cache_metrics.hit(&batches);
+                        return Ok(super::scan_cache::replay(schema, batches));
+                    }
                     let factory = VariantExprAdapterFactory::new(base_adapter)
                         .with_value_free_nodes(Arc::new(plan.value_free));
                     let single = FileScanConfigBuilder::from(config)
                         .with_file_groups(vec![FileGroup::new(vec![file])])
                         .with_expr_adapter(Some(Arc::new(factory)))
                         .build();
-                    DataSourceExec::from_data_source(single)
+                    let stream = DataSourceExec::from_data_source(single)
                         .execute(0, context)
-                        .map(|stream| crate::boundary::catch_stream_panics(stream, what))
+                        .map(|stream| crate::boundary::catch_stream_panics(stream, what))?;
+                    Ok::<_, datafusion::common::DataFusionError>(match cached {
+                        Some((cache, key)) => super::scan_cache::keep(stream, cache, key, capacity),
+                        None => stream,
+                    })
                 }
             })
             .try_flatten();

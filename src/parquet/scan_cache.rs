@@ -1,0 +1,397 @@
+//! The hot-data cache of [`super::VariantScanExec`]: the batches one file scan
+//! produced (its extractions already answered from the shredded leaves), kept in
+//! memory so that a repeated query neither decodes the file's pages again nor
+//! converts its leaves again.
+//!
+//! What a file scan produces depends on more than the file, so the key holds all
+//! of it: the file (path, size, modification time, ETag, byte range, partition
+//! values), the rows the scan reads (the access plan after pruning and deletion
+//! vectors), what it projects and how (projection, predicate, limit, table
+//! schema, Parquet options, batch size) and the settings the extractions read
+//! (time zone, `variant.*`). A file rewritten in place has a new size or
+//! modification time, so its old entry is never used again and ages out.
+//!
+//! A scan is cached only when its output cannot change while the key stays the
+//! same: never under a dynamic filter (a join's or a `TopK`'s, whose value
+//! changes during the query), nor with an expression adapter of the caller's
+//! under ours. Only a file scan that ran to its end is kept; one that failed or
+//! was dropped early (a `LIMIT` above) is not.
+//!
+//! The cache is bounded by `variant.scan_cache_size` bytes (Arrow memory of the
+//! batches, shared buffers counted in full: an upper bound), evicting the least
+//! recently used scans first; `0` turns it off and empties it. It lives in the
+//! session (a [`ScanCache`] in the `SessionConfig`'s extensions, added by
+//! [`crate::with_variant`]), outside DataFusion's memory pool: `--memory-limit`
+//! bounds the queries, `variant.scan_cache_size` the cache. `EXPLAIN ANALYZE`
+//! shows `scan_cache_hits` and `scan_cache_hit_rows` on a scan that was served
+//! from it.
+//!
+//! ```text
+//! first run:   VariantScanExec: file 1 -> footer, pruning -> decode + extract -> batches (kept)
+//! second run:  VariantScanExec: file 1 -> footer, pruning -> the kept batches
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::Result;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::{FileScanConfig, ParquetSource};
+use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
+use futures::Stream;
+
+/// The default of `variant.scan_cache_size`: 1 GiB.
+pub const DEFAULT_SCAN_CACHE_BYTES: usize = 1 << 30;
+
+/// The session's cache of file scans (see the module docs).
+#[derive(Debug, Default)]
+pub struct ScanCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    bytes: usize,
+    clock: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    batches: Arc<[RecordBatch]>,
+    bytes: usize,
+    used: u64,
+}
+
+impl ScanCache {
+    /// The kept batches of the scan `key`, if any (marking them recently used).
+    pub fn get(&self, key: &str) -> Option<Arc<[RecordBatch]>> {
+        let mut inner = self.lock();
+        inner.clock += 1;
+        let clock = inner.clock;
+        let entry = inner.entries.get_mut(key)?;
+        entry.used = clock;
+        Some(Arc::clone(&entry.batches))
+    }
+
+    /// Keeps `batches` under `key`, evicting the least recently used scans until
+    /// all fit in `capacity` bytes; a scan larger than `capacity` is not kept.
+    pub fn insert(&self, key: String, batches: Vec<RecordBatch>, bytes: usize, capacity: usize) {
+        if bytes > capacity {
+            return;
+        }
+        let mut inner = self.lock();
+        if let Some(old) = inner.entries.remove(&key) {
+            inner.bytes -= old.bytes;
+        }
+        while inner.bytes + bytes > capacity {
+            let Some(oldest) = inner
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = inner.entries.remove(&oldest) {
+                inner.bytes -= e.bytes;
+            }
+        }
+        inner.clock += 1;
+        let used = inner.clock;
+        inner.bytes += bytes;
+        inner.entries.insert(
+            key,
+            Entry {
+                batches: batches.into(),
+                bytes,
+                used,
+            },
+        );
+    }
+
+    /// Evicts the least recently used scans until at most `capacity` bytes are
+    /// kept (`0`: all of them).
+    pub fn shrink_to(&self, capacity: usize) {
+        let mut inner = self.lock();
+        while inner.bytes > capacity {
+            let Some(oldest) = inner
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = inner.entries.remove(&oldest) {
+                inner.bytes -= e.bytes;
+            }
+        }
+    }
+
+    /// The bytes kept, and how many scans.
+    pub fn usage(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.bytes, inner.entries.len())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while the lock was held leaves a consistent map (every
+        // update is completed before the guard drops), so a poisoned lock is
+        // still usable.
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `variant.scan_cache_size` in bytes, as the session has it.
+pub fn capacity(context: &TaskContext) -> usize {
+    context
+        .session_config()
+        .options()
+        .extensions
+        .get::<crate::config::VariantOptions>()
+        .map_or(DEFAULT_SCAN_CACHE_BYTES, |o| o.scan_cache_size.0)
+}
+
+/// The part of a file scan's key that every file of the scan shares, or `None`
+/// when the scan's output may change under an unchanged key (a dynamic filter,
+/// a caller's expression adapter).
+pub fn scan_key(
+    config: &FileScanConfig,
+    has_base_adapter: bool,
+    context: &TaskContext,
+) -> Option<String> {
+    if has_base_adapter {
+        return None;
+    }
+    let source = config.file_source().downcast_ref::<ParquetSource>()?;
+    let filter = config.file_source().filter();
+    if filter.as_ref().is_some_and(has_dynamic_filter) {
+        return None;
+    }
+    let options = context.session_config().options();
+    let mut key = String::new();
+    // Writing into a String cannot fail.
+    let _ = write!(
+        key,
+        "schema={:?}\nprojection={}\nfilter={}\nlimit={:?}\nbatch={}\nparquet={:?}\ntz={:?}\nvariant={:?}\n",
+        config.file_schema(),
+        config
+            .file_source()
+            .projection()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        filter.map(|f| f.to_string()).unwrap_or_default(),
+        config.limit,
+        context.session_config().batch_size(),
+        source.table_parquet_options(),
+        options.execution.time_zone,
+        options
+            .extensions
+            .get::<crate::config::VariantOptions>()
+            .map(|o| {
+                // Everything but the cache's own size, which does not change
+                // what a scan produces.
+                let mut o = o.clone();
+                o.scan_cache_size = crate::config::ByteSize(0);
+                o
+            }),
+    );
+    Some(key)
+}
+
+/// The whole key of one file scan: the scan's shared part, the file, the rows
+/// it reads and which residuals it skips.
+pub fn file_key(
+    scan: &str,
+    file: &PartitionedFile,
+    value_free: &super::shredded_get::ValueFreeNodes,
+) -> String {
+    let meta = &file.object_meta;
+    let mut skipped: Vec<_> = value_free.iter().collect();
+    skipped.sort();
+    format!(
+        "{scan}file={}\nsize={}\nmodified={}\netag={:?}\nversion={:?}\nrange={:?}\npartition={:?}\naccess={:?}\nvalue_free={skipped:?}",
+        meta.location,
+        meta.size,
+        meta.last_modified.timestamp_nanos_opt().unwrap_or_default(),
+        meta.e_tag,
+        meta.version,
+        file.range,
+        file.partition_values,
+        file.extensions.get::<ParquetAccessPlan>(),
+    )
+}
+
+fn has_dynamic_filter(expr: &Arc<dyn PhysicalExpr>) -> bool {
+    let mut found = false;
+    let _ = expr.apply(|e| {
+        if (e.as_ref() as &dyn std::any::Any).is::<DynamicFilterPhysicalExpr>() {
+            found = true;
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    found
+}
+
+/// A stream of kept batches.
+pub fn replay(schema: SchemaRef, batches: Arc<[RecordBatch]>) -> SendableRecordBatchStream {
+    let stream = futures::stream::iter((0..batches.len()).map(move |i| Ok(batches[i].clone())));
+    Box::pin(datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, stream))
+}
+
+/// Passes `inner` through and keeps its batches under `key` when it ends
+/// without an error, unless they outgrow `capacity` first.
+pub fn keep(
+    inner: SendableRecordBatchStream,
+    cache: Arc<ScanCache>,
+    key: String,
+    capacity: usize,
+) -> SendableRecordBatchStream {
+    Box::pin(Keeping {
+        inner,
+        cache,
+        key,
+        capacity,
+        kept: Some((Vec::new(), 0)),
+    })
+}
+
+struct Keeping {
+    inner: SendableRecordBatchStream,
+    cache: Arc<ScanCache>,
+    key: String,
+    capacity: usize,
+    /// The batches so far and their bytes; `None` once the scan cannot be kept.
+    kept: Option<(Vec<RecordBatch>, usize)>,
+}
+
+impl Stream for Keeping {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let polled = this.inner.as_mut().poll_next(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(batch))) => {
+                if let Some((batches, bytes)) = &mut this.kept {
+                    *bytes += batch.get_array_memory_size();
+                    if *bytes > this.capacity {
+                        this.kept = None;
+                    } else {
+                        batches.push(batch.clone());
+                    }
+                }
+            }
+            Poll::Ready(Some(Err(_))) => this.kept = None,
+            Poll::Ready(None) => {
+                if let Some((batches, bytes)) = this.kept.take() {
+                    this.cache
+                        .insert(std::mem::take(&mut this.key), batches, bytes, this.capacity);
+                }
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+}
+
+impl RecordBatchStream for Keeping {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    fn batch(n: i64) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![n]))])
+            .expect("a valid batch")
+    }
+
+    #[test]
+    fn evicts_the_least_recently_used_first() {
+        let cache = ScanCache::default();
+        cache.insert("a".into(), vec![batch(1)], 40, 100);
+        cache.insert("b".into(), vec![batch(2)], 40, 100);
+        assert!(cache.get("a").is_some(), "a is now the most recently used");
+        cache.insert("c".into(), vec![batch(3)], 40, 100);
+        assert!(cache.get("b").is_none(), "b was the least recently used");
+        assert!(cache.get("a").is_some());
+        assert!(cache.get("c").is_some());
+        assert_eq!(cache.usage(), (80, 2));
+    }
+
+    #[test]
+    fn keeps_nothing_larger_than_its_capacity_and_empties_at_zero() {
+        let cache = ScanCache::default();
+        cache.insert("big".into(), vec![batch(1)], 101, 100);
+        assert!(cache.get("big").is_none());
+        cache.insert("a".into(), vec![batch(1)], 60, 100);
+        cache.insert("a".into(), vec![batch(2)], 70, 100);
+        assert_eq!(
+            cache.usage(),
+            (70, 1),
+            "a replaced entry is not counted twice"
+        );
+        cache.shrink_to(0);
+        assert_eq!(cache.usage(), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn keeps_a_scan_only_when_it_ends_without_error() {
+        use futures::StreamExt;
+        let schema = batch(0).schema();
+        let cache = Arc::new(ScanCache::default());
+        let ok = replay(Arc::clone(&schema), vec![batch(1), batch(2)].into());
+        let kept = keep(ok, Arc::clone(&cache), "ok".into(), 1 << 20);
+        assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
+        assert_eq!(cache.get("ok").map(|b| b.len()), Some(2));
+
+        let failing = futures::stream::iter(vec![
+            Ok(batch(1)),
+            Err(datafusion::common::DataFusionError::Execution(
+                "boom".into(),
+            )),
+        ]);
+        let failing = Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                Arc::clone(&schema),
+                failing,
+            ),
+        );
+        let kept = keep(failing, Arc::clone(&cache), "bad".into(), 1 << 20);
+        assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
+        assert!(cache.get("bad").is_none(), "a failed scan is not kept");
+
+        let mut dropped = keep(
+            replay(schema, vec![batch(1), batch(2)].into()),
+            Arc::clone(&cache),
+            "early".into(),
+            1 << 20,
+        );
+        assert!(dropped.next().await.is_some());
+        drop(dropped);
+        assert!(
+            cache.get("early").is_none(),
+            "a scan dropped early is not kept"
+        );
+    }
+}
