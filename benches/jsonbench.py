@@ -15,8 +15,9 @@ CPU time of that run, bytes read (df-variant: the scan's bytes_scanned), and
 our shredded time's ratio to each peer; then load time and size per layout.
 
 Engines and layouts:
-  df-variant        our shredded Parquet, our unshredded Parquet, Parquet with the
-                    JSON as text (parse_json per query)
+  df-variant        our shredded Parquet, our unshredded Parquet (each also with
+                    the scan cache off, so every run decodes its pages), Parquet
+                    with the JSON as text (parse_json per query)
   duckdb 2.0        JSON text table (->>), native VARIANT table, its own shredded
                     VARIANT Parquet, our shredded Parquet; queried on the tables in
                     the form DuckDB's docs use, default settings
@@ -294,8 +295,14 @@ def main():
         "unshredded": f"CREATE EXTERNAL TABLE bluesky STORED AS PARQUET LOCATION '{P('ours_plain.parquet')}'",
         "JSON text": f"CREATE VIEW bluesky AS SELECT parse_json(j) AS v FROM '{P('text.parquet')}'",
     }
-    for layout, ddl in tables.items():
-        setup = ["SET datafusion.execution.time_zone = 'UTC'", ddl]
+    # The same files with the scan cache off: what each query costs when it
+    # decodes its pages again (the first run of a session, or data past
+    # variant.scan_cache_size).
+    no_cache = "SET variant.scan_cache_size = '0'"
+    runs = [(layout, [ddl]) for layout, ddl in tables.items()]
+    runs[2:2] = [(f"{layout}, cache off", [no_cache, tables[layout]]) for layout in ("shredded", "unshredded")]
+    for layout, statements in runs:
+        setup = ["SET datafusion.execution.time_zone = 'UTC'"] + statements
         for i, q in enumerate(ours() + arrays_ours() + full_ours()):
             print(f"df-variant {layout} Q{i + 1}", file=sys.stderr)
             try:

@@ -17,8 +17,9 @@
 //! under ours. Only a file scan that ran to its end is kept; one that failed or
 //! was dropped early (a `LIMIT` above) is not.
 //!
-//! The cache is bounded by `variant.scan_cache_size` bytes (Arrow memory of the
-//! batches, shared buffers counted in full: an upper bound), evicting the least
+//! The cache is bounded by `variant.scan_cache_size` bytes (the Arrow allocations
+//! the scan's batches hold, each counted once however many batches share it),
+//! evicting the least
 //! recently used scans first; `0` turns it off and empties it. It lives in the
 //! session (a [`ScanCache`] in the `SessionConfig`'s extensions, added by
 //! [`crate::with_variant`]), outside DataFusion's memory pool: `--memory-limit`
@@ -31,12 +32,14 @@
 //! second run:  VariantScanExec: file 1 -> footer, pruning -> the kept batches
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use datafusion::arrow::array::ArrayData;
+use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::Result;
@@ -266,6 +269,7 @@ pub fn keep(
         key,
         capacity,
         kept: Some((Vec::new(), 0)),
+        counted: HashSet::new(),
     })
 }
 
@@ -276,6 +280,30 @@ struct Keeping {
     capacity: usize,
     /// The batches so far and their bytes; `None` once the scan cannot be kept.
     kept: Option<(Vec<RecordBatch>, usize)>,
+    /// The allocations counted so far: batches sliced from one buffer (a row
+    /// group decoded or reassembled at once) hold it once, not once per batch.
+    counted: HashSet<usize>,
+}
+
+/// The bytes of the allocations behind `data` (and its children) not in `counted`.
+fn new_bytes(data: &ArrayData, counted: &mut HashSet<usize>) -> usize {
+    let mut add = |buffer: &Buffer| {
+        if counted.insert(buffer.data_ptr().as_ptr() as usize) {
+            buffer.capacity()
+        } else {
+            0
+        }
+    };
+    let mut bytes: usize = data.buffers().iter().map(&mut add).sum();
+    if let Some(nulls) = data.nulls() {
+        bytes += add(nulls.buffer());
+    }
+    bytes
+        + data
+            .child_data()
+            .iter()
+            .map(|child| new_bytes(child, counted))
+            .sum::<usize>()
 }
 
 impl Stream for Keeping {
@@ -287,7 +315,12 @@ impl Stream for Keeping {
         match &polled {
             Poll::Ready(Some(Ok(batch))) => {
                 if let Some((batches, bytes)) = &mut this.kept {
-                    *bytes += batch.get_array_memory_size();
+                    let counted = &mut this.counted;
+                    *bytes += batch
+                        .columns()
+                        .iter()
+                        .map(|column| new_bytes(&column.to_data(), counted))
+                        .sum::<usize>();
                     if *bytes > this.capacity {
                         this.kept = None;
                     } else {
@@ -392,6 +425,32 @@ mod tests {
         assert!(
             cache.get("early").is_none(),
             "a scan dropped early is not kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn counts_a_buffer_shared_by_many_batches_once() {
+        use futures::StreamExt;
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let whole = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(Int64Array::from_iter_values(0..8192))],
+        )
+        .expect("a valid batch");
+        let slices: Vec<_> = (0..8).map(|i| whole.slice(i * 1024, 1024)).collect();
+        let cache = Arc::new(ScanCache::default());
+        let kept = keep(
+            replay(schema, slices.into()),
+            Arc::clone(&cache),
+            "sliced".into(),
+            1 << 20,
+        );
+        assert_eq!(kept.collect::<Vec<_>>().await.len(), 8);
+        let (bytes, entries) = cache.usage();
+        assert_eq!(entries, 1);
+        assert!(
+            (8192 * 8..2 * 8192 * 8).contains(&bytes),
+            "one 64 KiB buffer behind 8 slices counts once, not 8 times: {bytes}"
         );
     }
 }
