@@ -449,19 +449,15 @@ impl ExecutionPlan for VariantScanExec {
         // The hot-data cache (`scan_cache.rs`): the key part every file shares,
         // or none where the scan's output may change under the same key.
         let capacity = super::scan_cache::capacity(&context);
-        let scan_cache = context
-            .session_config()
-            .get_extension::<super::ScanCache>()
-            .filter(|cache| {
-                if capacity == 0 {
-                    cache.shrink_to(0);
-                }
-                capacity > 0
-            })
-            .and_then(|cache| {
-                super::scan_cache::scan_key(config, self.base_adapter.is_some(), &context)
-                    .map(|key| (cache, Arc::<str>::from(key)))
-            });
+        let scan_cache = context.session_config().get_extension::<super::ScanCache>();
+        // A lowered `variant.scan_cache_size` (`0`: off) applies at once.
+        if let Some(cache) = &scan_cache {
+            cache.shrink_to(capacity);
+        }
+        let scan_cache = scan_cache.filter(|_| capacity > 0).and_then(|cache| {
+            super::scan_cache::scan_key(config, self.base_adapter.is_some(), &context)
+                .map(|key| (cache, Arc::<str>::from(key)))
+        });
         let cache_metrics = Arc::new(CacheMetrics::new(&self.metrics, partition));
         let config = config.clone();
         let base_adapter = self.base_adapter.clone();

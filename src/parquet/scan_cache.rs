@@ -68,6 +68,25 @@ struct Inner {
     clock: u64,
 }
 
+impl Inner {
+    /// Evicts the least recently used scans until at most `capacity` bytes are kept.
+    fn evict_to(&mut self, capacity: usize) {
+        while self.bytes > capacity {
+            let Some(oldest) = self
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = self.entries.remove(&oldest) {
+                self.bytes -= e.bytes;
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     batches: Arc<[RecordBatch]>,
@@ -96,19 +115,7 @@ impl ScanCache {
         if let Some(old) = inner.entries.remove(&key) {
             inner.bytes -= old.bytes;
         }
-        while inner.bytes + bytes > capacity {
-            let Some(oldest) = inner
-                .entries
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(e) = inner.entries.remove(&oldest) {
-                inner.bytes -= e.bytes;
-            }
-        }
+        inner.evict_to(capacity - bytes);
         inner.clock += 1;
         let used = inner.clock;
         inner.bytes += bytes;
@@ -125,20 +132,7 @@ impl ScanCache {
     /// Evicts the least recently used scans until at most `capacity` bytes are
     /// kept (`0`: all of them).
     pub fn shrink_to(&self, capacity: usize) {
-        let mut inner = self.lock();
-        while inner.bytes > capacity {
-            let Some(oldest) = inner
-                .entries
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(e) = inner.entries.remove(&oldest) {
-                inner.bytes -= e.bytes;
-            }
-        }
+        self.lock().evict_to(capacity);
     }
 
     /// The bytes kept, and how many scans.
