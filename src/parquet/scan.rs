@@ -413,7 +413,15 @@ impl ExecutionPlan for VariantScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        if self.adapter_only() {
+        // Nothing to push or prune: the wrapped scan runs as planned, unless
+        // the hot-data cache may serve it (a full-object read such as
+        // `to_json(v)` repeats like any other), which works file by file.
+        let caching = super::scan_cache::capacity(&context) > 0
+            && context
+                .session_config()
+                .get_extension::<super::ScanCache>()
+                .is_some();
+        if self.adapter_only() && !caching {
             let what = match scan_config(&self.input)
                 .unwrap_or(&self.config)
                 .file_groups
