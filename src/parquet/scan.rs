@@ -413,15 +413,18 @@ impl ExecutionPlan for VariantScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        // The hot-data cache (`scan_cache.rs`). A lowered
+        // `variant.scan_cache_size` (`0`: off) applies at once.
+        let capacity = super::scan_cache::capacity(&context);
+        let scan_cache = context
+            .session_config()
+            .get_extension::<super::ScanCache>()
+            .inspect(|cache| cache.shrink_to(capacity))
+            .filter(|_| capacity > 0);
         // Nothing to push or prune: the wrapped scan runs as planned, unless
-        // the hot-data cache may serve it (a full-object read such as
-        // `to_json(v)` repeats like any other), which works file by file.
-        let caching = super::scan_cache::capacity(&context) > 0
-            && context
-                .session_config()
-                .get_extension::<super::ScanCache>()
-                .is_some();
-        if self.adapter_only() && !caching {
+        // the cache may serve it (a full-object read such as `to_json(v)`
+        // repeats like any other), which works file by file.
+        if self.adapter_only() && scan_cache.is_none() {
             let what = match scan_config(&self.input)
                 .unwrap_or(&self.config)
                 .file_groups
@@ -454,15 +457,9 @@ impl ExecutionPlan for VariantScanExec {
             &self.extractions.predicates,
             config.file_schema(),
         ));
-        // The hot-data cache (`scan_cache.rs`): the key part every file shares,
-        // or none where the scan's output may change under the same key.
-        let capacity = super::scan_cache::capacity(&context);
-        let scan_cache = context.session_config().get_extension::<super::ScanCache>();
-        // A lowered `variant.scan_cache_size` (`0`: off) applies at once.
-        if let Some(cache) = &scan_cache {
-            cache.shrink_to(capacity);
-        }
-        let scan_cache = scan_cache.filter(|_| capacity > 0).and_then(|cache| {
+        // The key part every file shares, or none where the scan's output may
+        // change under the same key.
+        let scan_cache = scan_cache.and_then(|cache| {
             super::scan_cache::scan_key(config, self.base_adapter.is_some(), &context)
                 .map(|key| (cache, Arc::<str>::from(key)))
         });
