@@ -254,6 +254,13 @@ async fn the_round_trip_check_catches_a_codec_that_drops_the_adapter() -> Result
     let f = Fixture::new("fault").await?;
     let expected = one_process(&f).await?;
     let ctx = df_variant::variant_context();
+    // With the scan cache on, a `VariantScanExec` installs its adapter on each
+    // file scan itself, which hides the fault; with it off, a scan with
+    // nothing to push runs the decoded input as it came, adapter or not.
+    ctx.sql("SET variant.scan_cache_size = '0'")
+        .await?
+        .collect()
+        .await?;
     f.register(&ctx).await?;
     let faulty = VariantPhysicalCodec::planted_fault_dropping_adapters();
     let mut caught = Vec::new();

@@ -460,12 +460,18 @@ impl ExecutionPlan for VariantScanExec {
         // The key part every file shares, or none where the scan's output may
         // change under the same key.
         let scan_cache = scan_cache.and_then(|cache| {
-            super::scan_cache::scan_key(config, self.base_adapter.is_some(), &context)
-                .map(|key| (cache, Arc::<str>::from(key)))
+            super::scan_cache::scan_key(
+                config,
+                self.base_adapter.is_some(),
+                self.pushdown,
+                &context,
+            )
+            .map(|key| (cache, Arc::<str>::from(key)))
         });
         let cache_metrics = Arc::new(CacheMetrics::new(&self.metrics, partition));
         let config = config.clone();
         let base_adapter = self.base_adapter.clone();
+        let pushdown = self.pushdown;
         let limit = config.limit;
         let schema = self.schema();
         let file_schema_out = Arc::clone(&schema);
@@ -543,7 +549,10 @@ impl ExecutionPlan for VariantScanExec {
                         cache_metrics.hit(&batches);
                         return Ok(super::scan_cache::replay(schema, batches));
                     }
+                    // The node's own adapter, per file: with `variant.pushdown`
+                    // off (as planned) extractions read whole values.
                     let factory = VariantExprAdapterFactory::new(base_adapter)
+                        .with_pushdown(pushdown)
                         .with_value_free_nodes(Arc::new(plan.value_free));
                     let single = FileScanConfigBuilder::from(config)
                         .with_file_groups(vec![FileGroup::new(vec![file])])

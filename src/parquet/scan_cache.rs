@@ -167,6 +167,7 @@ pub fn capacity(context: &TaskContext) -> usize {
 pub fn scan_key(
     config: &FileScanConfig,
     has_base_adapter: bool,
+    pushdown: bool,
     context: &TaskContext,
 ) -> Option<String> {
     if has_base_adapter {
@@ -182,7 +183,7 @@ pub fn scan_key(
     // Writing into a String cannot fail.
     let _ = write!(
         key,
-        "schema={:?}\nprojection={}\nfilter={}\nlimit={:?}\nbatch={}\nparquet={:?}\ntz={:?}\nvariant={:?}\n",
+        "schema={:?}\nprojection={}\nfilter={}\nlimit={:?}\nbatch={}\nparquet={:?}\ntz={:?}\npushdown={pushdown}\nvariant={:?}\n",
         config.file_schema(),
         config
             .file_source()
