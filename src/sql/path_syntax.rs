@@ -289,6 +289,29 @@ impl ExprPlanner for VariantExprPlanner {
         Ok(PlannerResult::Original(exprs))
     }
 
+    /// `map(k1, v1, k2, v2, ...)` and `make_map(...)`: planned as DataFusion
+    /// plans them, `map(make_array(k1, k2, ...), make_array(v1, v2, ...))`, but
+    /// the values' `make_array` takes Spark's one implicit conversion to
+    /// VARIANT (`map('k', v:a, 'j', 'x')` is a `MAP<STRING, VARIANT>`), as the
+    /// registered `make_array` does. Without a VARIANT value nothing changes.
+    /// (This planner sees no schema, so the types are left to the wrapper.)
+    fn plan_make_map(&self, args: Vec<Expr>) -> Result<PlannerResult<Vec<Expr>>> {
+        use crate::udf::coerce::VariantCoercing;
+        use datafusion::functions_nested::make_array::make_array_udf;
+        use datafusion::functions_nested::map::map_udf;
+        use datafusion::logical_expr::ScalarUDF;
+        if !args.len().is_multiple_of(2) {
+            // DataFusion's planner names the problem.
+            return Ok(PlannerResult::Original(args));
+        }
+        let (keys, values): (Vec<_>, Vec<_>) =
+            args.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
+        let keys = make_array_udf().call(keys.into_iter().map(|(_, e)| e).collect());
+        let values = ScalarUDF::new_from_impl(VariantCoercing::map_values())
+            .call(values.into_iter().map(|(_, e)| e).collect());
+        Ok(PlannerResult::Planned(map_udf().call(vec![keys, values])))
+    }
+
     /// `substr(v:h, 2)` / `substring(v:h, 2, 2)`: DataFusion plans these with its
     /// own `substr`, not the registered one, so a VARIANT extraction as the
     /// string is converted here, as Spark converts it (`CAST(v AS STRING)`).

@@ -37,6 +37,14 @@ pub fn data_diff_types(func: &str, other: &DataType) -> datafusion::common::Data
     )
 }
 
+/// Spark's error for a `map(...)` whose values mix VARIANT with a type that
+/// does not convert.
+fn create_map_value_diff_types(other: &DataType) -> datafusion::common::DataFusionError {
+    datafusion::common::plan_datafusion_err!(
+        "[DATATYPE_MISMATCH.CREATE_MAP_VALUE_DIFF_TYPES] The given values of function `map` should all be the same type, but they are (\"VARIANT\" and {other}): only STRING and NULL convert to VARIANT implicitly; write CAST(x AS VARIANT)"
+    )
+}
+
 /// The argument types the wrapped function's own signature coerces `types` to.
 fn coerce_with(inner: &ScalarUDF, types: Vec<DataType>) -> Result<Vec<DataType>> {
     let fields: Vec<FieldRef> = types
@@ -63,6 +71,10 @@ pub struct VariantCoercing {
     /// The result holds the values (`make_array`): its type is the wrapped
     /// function's over VARIANT values. Otherwise it is one of them: VARIANT.
     holds_values: bool,
+    /// The values of a `map(k1, v1, ...)` call (planned as `make_array` of
+    /// them): another type beside a VARIANT is Spark's
+    /// `CREATE_MAP_VALUE_DIFF_TYPES`, not `DATA_DIFF_TYPES`.
+    map_values: bool,
 }
 
 impl VariantCoercing {
@@ -74,6 +86,7 @@ impl VariantCoercing {
             signature,
             first_value,
             holds_values: false,
+            map_values: false,
         }
     }
 
@@ -83,6 +96,17 @@ impl VariantCoercing {
         Self {
             holds_values: true,
             ..Self::new(inner, 0)
+        }
+    }
+
+    /// The `make_array` of the values of `map(k1, v1, k2, v2, ...)`, which
+    /// DataFusion plans as `map(make_array(k1, k2, ...), make_array(v1, v2, ...))`
+    /// with its own `make_array`: strings beside a VARIANT value become VARIANT
+    /// strings (Spark: `map('k', v:a, 'j', 'x')` is `{"k":1,"j":"x"}`).
+    pub fn map_values() -> Self {
+        Self {
+            map_values: true,
+            ..Self::holding_values(datafusion::functions_nested::make_array::make_array_udf())
         }
     }
 
@@ -114,6 +138,7 @@ impl VariantCoercing {
             .iter()
             .find(|t| !is_variant_type(t) && !implicitly_variant(t))
         {
+            Some(other) if self.map_values => Err(create_map_value_diff_types(other)),
             Some(other) => Err(data_diff_types(self.name(), other)),
             None => Ok(()),
         }
