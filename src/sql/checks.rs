@@ -1,8 +1,13 @@
 //! Refuses, when a query is planned, the operations Spark does not allow on
-//! VARIANT values: comparisons and arithmetic, `IN`/`BETWEEN`, `ORDER BY`,
-//! `GROUP BY`, `DISTINCT`/`UNION`, `min`/`max`, window ordering and join keys.
+//! VARIANT values: comparisons and arithmetic, `IN`/`BETWEEN`, `CASE v WHEN`,
+//! `greatest`/`least`, `ORDER BY`, `GROUP BY`, `DISTINCT`/`UNION`, `min`/`max`,
+//! window ordering and join keys, each with Spark 4.3's error class. Binary
+//! operators written in SQL are refused earlier, by the expression planner
+//! ([`super::VariantExprPlanner`]), since DataFusion's own coercion error
+//! comes before any analyzer rule.
 //! (`UNION ALL`, `count(v)` and `first_value(v)` stay allowed.)
 
+use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result, plan_err};
@@ -93,12 +98,70 @@ fn check_node(node: &LogicalPlan) -> Result<()> {
     Ok(())
 }
 
+/// How an operator meets a VARIANT operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OperatorKind {
+    /// `=`, `<>`, `<`, `<=`, `>`, `>=`, `<=>`, `IS [NOT] DISTINCT FROM`.
+    Comparison,
+    /// Arithmetic, logical and bitwise operators.
+    Other,
+}
+
+/// Spark's error for a binary operator with a VARIANT operand, or `None` when
+/// neither side is a VARIANT. Spark 4.3.0 (docs/spark-everyday.md, G1):
+/// a VARIANT is never implicitly a number or a boolean (`1 + v:a`, `v:a = 1`,
+/// `v:c AND true`: `BINARY_OP_DIFF_TYPES`; `v:a + v:b`: `BINARY_OP_WRONG_TYPE`),
+/// and a comparison of two VARIANTs, or of a VARIANT with a STRING (which
+/// Spark converts to VARIANT), is `INVALID_ORDERING_TYPE`.
+pub(crate) fn variant_operator_error(
+    kind: OperatorKind,
+    op: &dyn std::fmt::Display,
+    left: &DataType,
+    right: &DataType,
+    expr: &dyn std::fmt::Display,
+) -> Option<datafusion::common::DataFusionError> {
+    let (lv, rv) = (is_variant_type(left), is_variant_type(right));
+    if !lv && !rv {
+        return None;
+    }
+    let other = if lv { right } else { left };
+    let converts = rv && lv || crate::udf::coerce::implicitly_variant(other);
+    let name = |t: &DataType| {
+        if is_variant_type(t) {
+            "VARIANT".to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    let (class, why) = match kind {
+        OperatorKind::Comparison if converts => (
+            "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE",
+            format!("the operator {op} does not support ordering on type \"VARIANT\""),
+        ),
+        OperatorKind::Other if lv && rv => (
+            "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE",
+            format!("the binary operator {op} does not take the type \"VARIANT\""),
+        ),
+        _ => (
+            "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+            format!(
+                "the left and right operands of the binary operator {op} have incompatible types (\"{}\" and \"{}\")",
+                name(left),
+                name(right)
+            ),
+        ),
+    };
+    Some(datafusion::common::plan_datafusion_err!(
+        "[{class}] Cannot resolve \"{expr}\" due to data type mismatch: {why}; extract a typed value first (v:a::int, variant_get(v, '$.a', 'int'))"
+    ))
+}
+
 fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
     match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if is_variant(left, schema) || is_variant(right, schema) =>
         {
-            let class = if matches!(
+            let kind = if matches!(
                 op,
                 Operator::Eq
                     | Operator::NotEq
@@ -109,20 +172,64 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
                     | Operator::IsDistinctFrom
                     | Operator::IsNotDistinctFrom
             ) {
-                "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE"
+                OperatorKind::Comparison
             } else {
-                "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES"
+                OperatorKind::Other
             };
+            let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {
+                return Ok(());
+            };
+            if let Some(err) = variant_operator_error(kind, op, &l, &r, e) {
+                return Err(err);
+            }
+        }
+        Expr::ScalarFunction(f)
+            if matches!(f.name(), "greatest" | "least")
+                && f.args.iter().any(|a| is_variant(a, schema)) =>
+        {
+            // Spark: `least(v:a, 1)` mixes types; `greatest(v:a, v:b)` orders.
+            if let Some(other) = f
+                .args
+                .iter()
+                .filter_map(|a| a.get_type(schema).ok())
+                .find(|t| !is_variant_type(t) && !crate::udf::coerce::implicitly_variant(t))
+            {
+                return Err(crate::udf::coerce::data_diff_types(f.name(), &other));
+            }
             return plan_err!(
-                "[{class}] The operator {op} does not support the VARIANT type in {e}; extract a typed value with variant_get or a cast first"
+                "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] {} does not support ordering on type \"VARIANT\" in {e}; extract a typed value first",
+                f.name()
             );
         }
         Expr::InList(il)
             if is_variant(&il.expr, schema) || il.list.iter().any(|x| is_variant(x, schema)) =>
         {
+            // Spark: `v:a IN (1, 2)` mixes types (DATA_DIFF_TYPES); with only
+            // VARIANTs and strings (converted to VARIANT) it is the ordering.
+            let other = std::iter::once(il.expr.as_ref())
+                .chain(&il.list)
+                .filter_map(|x| x.get_type(schema).ok())
+                .find(|t| !is_variant_type(t) && !crate::udf::coerce::implicitly_variant(t));
+            if let Some(other) = other {
+                return Err(crate::udf::coerce::data_diff_types("in", &other));
+            }
             return plan_err!(
-                "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] IN does not support the VARIANT type in {e}"
+                "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] IN does not support ordering on type \"VARIANT\" in {e}"
             );
+        }
+        Expr::Case(case) => {
+            if let Some(operand) = &case.expr
+                && let Ok(t) = operand.get_type(schema)
+            {
+                for (when, _) in &case.when_then_expr {
+                    if let Ok(w) = when.get_type(schema)
+                        && let Some(err) =
+                            variant_operator_error(OperatorKind::Comparison, &"=", &t, &w, e)
+                    {
+                        return Err(err);
+                    }
+                }
+            }
         }
         Expr::Between(b) if is_variant(&b.expr, schema) => {
             return plan_err!(

@@ -185,6 +185,59 @@ fn find_bracket_end(chars: &[char], from: usize) -> Option<usize> {
     None
 }
 
+/// `1 + v:a`, `v:a = 1`, `v:c AND true`, `v:a + v:b`: Spark's error class
+/// ([`crate::sql::checks`]) instead of DataFusion's coercion error, which
+/// comes first (while the SQL is planned, before any analyzer rule).
+fn refuse_variant_operand(
+    expr: RawBinaryExpr,
+    schema: &DFSchema,
+) -> Result<PlannerResult<RawBinaryExpr>> {
+    use super::checks::{OperatorKind, variant_operator_error};
+    use BinaryOperator as B;
+    let kind = match &expr.op {
+        B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship => {
+            OperatorKind::Comparison
+        }
+        B::Plus
+        | B::Minus
+        | B::Multiply
+        | B::Divide
+        | B::Modulo
+        | B::And
+        | B::Or
+        | B::Xor
+        | B::BitwiseOr
+        | B::BitwiseAnd
+        | B::BitwiseXor
+        | B::DuckIntegerDivide
+        | B::MyIntegerDivide
+        | B::PGBitwiseShiftLeft
+        | B::PGBitwiseShiftRight => OperatorKind::Other,
+        _ => return Ok(PlannerResult::Original(expr)),
+    };
+    let (Ok(left), Ok(right)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+        return Ok(PlannerResult::Original(expr));
+    };
+    let shown = format!("{} {} {}", expr.left, expr.op, expr.right);
+    let Some(err) = variant_operator_error(kind, &expr.op, &left, &right, &shown) else {
+        return Ok(PlannerResult::Original(expr));
+    };
+    // DataFusion's own parser reads `1 + v:a` as `(1 + v):a`, so the sum of a
+    // VARIANT column reaches here before the path does: say so.
+    let bare_column = |e: &Expr, t: &DataType| matches!(e, Expr::Column(_)) && is_variant_type(t);
+    if kind == OperatorKind::Other
+        && (bare_column(&expr.left, &left) || bare_column(&expr.right, &right))
+    {
+        let op = &expr.op;
+        let text = err.strip_backtrace();
+        let text = text.trim_start_matches("Error during planning: ");
+        return plan_err!(
+            "{text}. If the query has `x {op} v:path`: this SQL parser binds `:` looser than `{op}`, Spark tighter; write (v:path), or run the query through df_variant::sql::query or the df-variant CLI, which parse `:` as Spark does"
+        );
+    }
+    Err(err)
+}
+
 /// `a || b` with a VARIANT side: Spark casts the VARIANT to STRING (a string
 /// variant loses its quotes, anything else is its JSON text, a variant null
 /// is NULL), as `CAST(v AS STRING)` does (`v:h || 'x'` is `hix`).
@@ -225,7 +278,7 @@ impl ExprPlanner for VariantExprPlanner {
             return Ok(concat_variant_as_string(expr, schema));
         }
         if !matches!(&expr.op, BinaryOperator::Custom(op) if op == ":") {
-            return Ok(PlannerResult::Original(expr));
+            return refuse_variant_operand(expr, schema);
         }
         let Expr::Literal(ScalarValue::Utf8(Some(path)), _) = &expr.right else {
             return Ok(PlannerResult::Original(expr));
