@@ -20,7 +20,7 @@ use crate::variant::cast::{
 };
 use crate::variant::datetime::{to_date, to_timestamp, to_timestamp_ntz};
 use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
-use crate::variant::format::{to_json_string, write_cast_string};
+use crate::variant::format::{to_json_string, write_cast_string, write_json_checked};
 use crate::variant::types::SparkType;
 /// Accumulates converted values for one target type and produces an Arrow array
 /// of type [`SparkType::to_arrow`].
@@ -239,11 +239,13 @@ impl VariantCaster {
     }
 
     /// Fast path for the commonest extractions: a string value into a STRING
-    /// target, an integer into an integer target that holds it. `value` must be
-    /// bytes checked by [`crate::variant::validate`]. Returns `false` (appending
-    /// nothing) when the general path is needed.
+    /// target, an object or array into a STRING target (its JSON, written
+    /// straight from the bytes by [`write_json_checked`]), an integer into an
+    /// integer target that holds it. `value` must be bytes checked by
+    /// [`crate::variant::validate`] against the row's dictionary `dict`. Returns
+    /// `false` (appending nothing) when the general path is needed.
     #[inline]
-    pub fn try_append_raw(&mut self, value: &[u8]) -> bool {
+    pub fn try_append_raw(&mut self, value: &[u8], dict: &[&str]) -> bool {
         let Some(&header) = value.first() else {
             return false;
         };
@@ -265,14 +267,23 @@ impl VariantCaster {
             })
         };
         match &mut self.builder {
-            Builder::Utf8 { builder, .. } => match string.and_then(|s| std::str::from_utf8(s).ok())
-            {
-                Some(s) => {
-                    builder.append_value(s);
-                    true
+            Builder::Utf8 { builder, scratch } => {
+                match string.and_then(|s| std::str::from_utf8(s).ok()) {
+                    Some(s) => {
+                        builder.append_value(s);
+                        true
+                    }
+                    None if matches!(header & 0x03, 2 | 3) => {
+                        scratch.clear();
+                        let written = write_json_checked(dict, value, &self.options.tz, scratch);
+                        if written {
+                            builder.append_value(scratch.as_str());
+                        }
+                        written
+                    }
+                    None => false,
                 }
-                None => false,
-            },
+            }
             Builder::Int64(b) => int().map(|v| b.append_value(v)).is_some(),
             Builder::Int32(b) => int()
                 .and_then(|v| i32::try_from(v).ok())

@@ -280,7 +280,7 @@ pub fn variant_get(
                 b.nulls.append_non_null();
             }
             Output::Typed(c) => {
-                if c.try_append_raw(sub) {
+                if c.try_append_raw(sub, dict) {
                     continue;
                 }
                 let v = Variant::new_with_metadata(VariantMetadata::new(metadata), sub);
@@ -301,9 +301,9 @@ pub fn variant_get(
 }
 
 /// Checked metadata dictionaries of the last few distinct metadata byte strings
-/// of a column (see [`variant_get`]).
+/// of a column (see [`variant_get`]; `to_json` uses it too).
 #[derive(Default)]
-struct DictCache<'m> {
+pub(crate) struct DictCache<'m> {
     entries: Vec<(&'m [u8], Vec<&'m str>)>,
     last: usize,
     next_victim: usize,
@@ -313,7 +313,7 @@ impl<'m> DictCache<'m> {
     const SIZE: usize = 8;
 
     /// The dictionary of `metadata`, checked once per distinct bytes held.
-    fn get(&mut self, metadata: &'m [u8]) -> Result<&[&'m str], MalformedVariant> {
+    pub(crate) fn get(&mut self, metadata: &'m [u8]) -> Result<&[&'m str], MalformedVariant> {
         let hit = |m: &&[u8]| m.len() == metadata.len() && *m == metadata;
         if !self.entries.get(self.last).is_some_and(|(m, _)| hit(m)) {
             match self.entries.iter().position(|(m, _)| hit(m)) {

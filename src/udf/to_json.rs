@@ -13,7 +13,9 @@ use datafusion::logical_expr::{
 use super::common::{Arrays, any_one, check_variant_arg, for_each_variant, session_tz, unary_doc};
 use crate::array::from_arrow::{ToVariantMode, array_to_variant, check_convertible};
 use crate::array::is_variant_field;
-use crate::variant::format::{write_cast_string, write_json, write_json_string};
+use crate::variant::format::{
+    write_cast_string, write_json, write_json_checked, write_json_string,
+};
 use crate::variant::tz::SessionTz;
 
 /// `to_json(v)`: compact JSON with keys sorted, Java-style doubles, decimals
@@ -82,7 +84,7 @@ impl ScalarUDFImpl for ToJsonFunc {
         let input = &arrays.arrays[0];
         let texts = if is_variant_field(&args.arg_fields[0]) || input.data_type() == &DataType::Null
         {
-            leaf_json(input, &tz)?
+            return arrays.finish(Arc::new(variant_json(input, &tz)?));
         } else {
             // Struct fields and map entries keep their order, as in Spark.
             super::common::guard("to_json", || render(input, &tz, Style::Json))?
@@ -196,15 +198,48 @@ fn leaf_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
             .map_err(|e| exec_datafusion_err!("to_json: {e}"))?
     };
     let mut out = Vec::with_capacity(array.len());
-    for_each_variant("to_json", &variants, |_, v| {
-        out.push(v.map(|v| {
-            let mut buf = String::new();
-            write_json(v, tz, &mut buf);
-            buf
-        }));
-        Ok(())
-    })?;
+    each_json(&variants, tz, |text| out.push(text.map(str::to_string)))?;
     Ok(out)
+}
+
+/// `to_json` of a VARIANT column as a string array.
+fn variant_json(variants: &ArrayRef, tz: &SessionTz) -> Result<StringArray> {
+    let mut out = arrow::array::StringBuilder::with_capacity(variants.len(), 0);
+    each_json(variants, tz, |text| out.append_option(text))?;
+    Ok(out.finish())
+}
+
+/// Calls `f` with the JSON text of each row of a VARIANT column (`None` for SQL
+/// NULL). Each row's bytes are checked once, then written straight from them
+/// ([`write_json_checked`]); the metadata dictionaries of the last few distinct
+/// metadata are checked once however many rows share them.
+fn each_json(variants: &ArrayRef, tz: &SessionTz, mut f: impl FnMut(Option<&str>)) -> Result<()> {
+    super::common::guard("to_json", || {
+        let Some(input) = super::common::variant_input("to_json", variants)? else {
+            (0..variants.len()).for_each(|_| f(None));
+            return Ok(());
+        };
+        let malformed =
+            |e: crate::variant::validate::MalformedVariant| exec_datafusion_err!("to_json: {e}");
+        let mut dicts = crate::array::get::DictCache::default();
+        let mut buf = String::new();
+        for row in 0..variants.len() {
+            let Some((metadata, value)) = input.get(row) else {
+                f(None);
+                continue;
+            };
+            buf.clear();
+            let dict = dicts.get(metadata).map_err(malformed)?;
+            let len = crate::variant::validate::check_value_with(value, dict).map_err(malformed)?;
+            if !write_json_checked(dict, &value[..len], tz, &mut buf) {
+                // Not reached for checked bytes; the decoder's path says what is wrong.
+                let v = super::common::decode_row("to_json", metadata, value)?;
+                write_json(&v, tz, &mut buf);
+            }
+            f(Some(&buf));
+        }
+        Ok(())
+    })
 }
 
 /// How [`render`] prints an array, struct or map.

@@ -23,6 +23,12 @@
 //!
 //! Inputs must be well-formed: variants from [`crate::variant::validate::decode`] (which
 //! checks every byte) or from a builder. The SQL functions only pass such variants.
+//!
+//! `to_json` and `CAST(v AS STRING)` of objects and arrays print from the checked bytes
+//! directly ([`write_json_checked`]): one walk that writes field names, strings and
+//! integers as it meets them, instead of building a parquet-variant value for every
+//! field (which decodes and re-validates every name and string). Its output is the
+//! same text; a unit test holds the two paths to each other.
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use parquet_variant::{Variant, VariantList, VariantObject};
@@ -59,6 +65,140 @@ pub fn to_json_string(v: &Variant<'_, '_>, tz: &SessionTz) -> String {
     let mut out = String::new();
     write_json(v, tz, &mut out);
     out
+}
+
+/// [`write_json`] of a Variant given as bytes that have been checked: `dict` is the
+/// row's metadata dictionary (from [`crate::variant::validate::check_metadata_into`])
+/// and `value` passed [`crate::variant::validate::check_value_with`] against it.
+///
+/// The same text as [`write_json`], in one walk over the bytes: objects, arrays,
+/// strings and integers are written straight from them, without building
+/// parquet-variant values (which decode every field name and string again); other
+/// primitives go through [`write_json`]. Every read is bounds-checked: where the
+/// bytes are not what a checked value holds, it returns `false` and leaves `out` as
+/// it was.
+///
+/// ```
+/// use df_variant::variant::format::write_json_checked;
+/// use df_variant::variant::json::{JsonParseOptions, JsonToVariant};
+/// use df_variant::variant::tz::SessionTz;
+/// use df_variant::variant::validate::{check_metadata, check_value_with};
+///
+/// let mut p = JsonToVariant::new(JsonParseOptions::default());
+/// p.parse(r#"{"b": [1, "x\ny", 1.50], "a": null}"#).unwrap();
+/// let dict = check_metadata(p.metadata()).unwrap();
+/// check_value_with(p.value(), &dict).unwrap();
+/// let mut out = String::new();
+/// assert!(write_json_checked(&dict, p.value(), &SessionTz::utc(), &mut out));
+/// assert_eq!(out, r#"{"a":null,"b":[1,"x\ny",1.5]}"#);
+/// ```
+pub fn write_json_checked(dict: &[&str], value: &[u8], tz: &SessionTz, out: &mut String) -> bool {
+    let start = out.len();
+    let written = raw_json(dict, value, tz, out, 0).is_some();
+    if !written {
+        out.truncate(start);
+    }
+    written
+}
+
+/// One value of [`write_json_checked`]; `None` where the bytes do not hold together.
+fn raw_json(
+    dict: &[&str],
+    value: &[u8],
+    tz: &SessionTz,
+    out: &mut String,
+    depth: usize,
+) -> Option<()> {
+    use super::encoding::{ARRAY, OBJECT, SHORT_STRING, basic_type, container, read_uint};
+    if depth > super::validate::MAX_DEPTH {
+        return None;
+    }
+    let header = *value.first()?;
+    match basic_type(header) {
+        SHORT_STRING => {
+            let len = usize::from(header >> 2);
+            write_json_string(std::str::from_utf8(value.get(1..1 + len)?).ok()?, out);
+        }
+        OBJECT => {
+            let c = container(value, true)?;
+            let name = |i: usize| -> Option<&str> { dict.get(c.id(value, i)?).copied() };
+            let mut sorted = true;
+            let mut prev: Option<&str> = None;
+            for i in 0..c.n {
+                let n = name(i)?;
+                sorted &= prev.is_none_or(|p| p <= n);
+                prev = Some(n);
+            }
+            out.push('{');
+            if sorted {
+                for i in 0..c.n {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_json_string(name(i)?, out);
+                    out.push(':');
+                    raw_json(dict, c.child(value, i)?, tz, out, depth + 1)?;
+                }
+            } else {
+                // Spark's writer orders by UTF-16 code units (see `json_object`).
+                let mut fields = (0..c.n)
+                    .map(|i| Some((name(i)?, c.child(value, i)?)))
+                    .collect::<Option<Vec<_>>>()?;
+                fields.sort_by(|a, b| a.0.cmp(b.0));
+                for (i, (n, child)) in fields.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_json_string(n, out);
+                    out.push(':');
+                    raw_json(dict, child, tz, out, depth + 1)?;
+                }
+            }
+            out.push('}');
+        }
+        ARRAY => {
+            let c = container(value, false)?;
+            out.push('[');
+            for i in 0..c.n {
+                if i > 0 {
+                    out.push(',');
+                }
+                raw_json(dict, c.child(value, i)?, tz, out, depth + 1)?;
+            }
+            out.push(']');
+        }
+        _ => {
+            let int = |width: usize| -> Option<i64> {
+                let bytes = value.get(1..1 + width)?;
+                let mut le = [0u8; 8];
+                le[..width].copy_from_slice(bytes);
+                // Sign-extend from `width` bytes.
+                let shift = 64 - 8 * width as u32;
+                Some((i64::from_le_bytes(le) << shift) >> shift)
+            };
+            match header >> 2 {
+                0 => out.push_str("null"),
+                1 => out.push_str("true"),
+                2 => out.push_str("false"),
+                3 => push_int(int(1)?, out),
+                4 => push_int(int(2)?, out),
+                5 => push_int(int(4)?, out),
+                6 => push_int(int(8)?, out),
+                16 => {
+                    let len = read_uint(value, 1, 4)?;
+                    let bytes = value.get(5..5usize.checked_add(len)?)?;
+                    write_json_string(std::str::from_utf8(bytes).ok()?, out);
+                }
+                _ => {
+                    // Decimals, doubles, dates, timestamps, binary, UUIDs: the
+                    // metadata plays no part in a primitive.
+                    let v = Variant::try_new(super::encoding::EMPTY_METADATA, value).ok()?;
+                    json_value(&v, tz, out);
+                }
+            }
+        }
+    }
+    Some(())
 }
 
 /// Spark `cast(variant AS string)` (and `variant_get(..., 'string')`): appends the text to
@@ -204,13 +344,45 @@ fn write_fields<'a, 'm: 'a, 'v: 'a>(
     out.push('}');
 }
 
+/// Whether any of the 8 bytes of `w` is a control character, `"` or `\\`
+/// (the bytes [`write_json_string`] escapes), tested on the whole word at once.
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte below 0x20 (a byte with its high bit set never counts), and a zero
+    // byte after the XOR with '"' or '\\' (the usual "has zero byte" tests).
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    (below_space | quote.wrapping_sub(ONES) & !quote | backslash.wrapping_sub(ONES) & !backslash)
+        & HIGH
+        != 0
+}
+
 /// Writes `s` as a JSON string literal the way Jackson (and so Spark) escapes it.
 pub fn write_json_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push('"');
     let bytes = s.as_bytes();
+    // Most text needs no escape: skip it eight bytes at a time, then look at
+    // each byte from the first word that may hold one.
+    let mut clean = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        if word_needs_escape(u64::from_le_bytes(w)) {
+            break;
+        }
+        clean += 8;
+    }
+    if clean == bytes.len() {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &b) in bytes.iter().enumerate().skip(clean) {
         let short = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -616,6 +788,104 @@ mod tests {
 
     fn ntz(s: &str) -> NaiveDateTime {
         NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").unwrap()
+    }
+
+    /// `write_json_checked` against `write_json` over parsed variants.
+    fn same_json_both_ways(metadata: &[u8], value: &[u8], tz: &SessionTz) -> String {
+        use crate::variant::validate::{check_metadata, check_value_with, decode};
+        let dict = check_metadata(metadata).unwrap();
+        let len = check_value_with(value, &dict).unwrap();
+        let mut raw = String::from("kept:");
+        assert!(write_json_checked(&dict, &value[..len], tz, &mut raw));
+        let mut via_decoder = String::from("kept:");
+        write_json(&decode(metadata, value).unwrap(), tz, &mut via_decoder);
+        assert_eq!(raw, via_decoder);
+        raw.split_off(5)
+    }
+
+    #[test]
+    fn checked_bytes_print_as_the_decoder_does() {
+        use crate::variant::json::{JsonParseOptions, JsonToVariant};
+        let mut p = JsonToVariant::new(JsonParseOptions::default());
+        let docs = [
+            r#"{"b": [1, -129, 40000, -3000000000, 1.50, 1e300, -0.0, "x\ny\u0001/é"], "a": null, "": {}}"#,
+            r#"[true, false, null, [], [[]], {"z": {"y": [{"x": 1}]}}, 12345678901234567890123]"#,
+            // Spark orders these keys by UTF-16 code units, not UTF-8 bytes.
+            "{\"\u{E000}\": 1, \"\u{10000}\": 2, \"a\": 3}",
+            r#""a string longer than sixty-three bytes, so not a short string at all......""#,
+            "-128",
+            "9223372036854775807",
+        ];
+        for doc in docs {
+            p.parse(doc).unwrap();
+            same_json_both_ways(p.metadata(), p.value(), &utc());
+        }
+        let mut g = crate::demo::bluesky::BlueskyGen::new(7);
+        let mut event = Vec::new();
+        for _ in 0..500 {
+            event.clear();
+            g.next_event(&mut event);
+            p.parse(std::str::from_utf8(&event).unwrap()).unwrap();
+            same_json_both_ways(p.metadata(), p.value(), &la());
+        }
+        // Every other primitive, inside an object, in a zone with an offset.
+        let mut b = VariantBuilder::new();
+        let mut o = b.new_object();
+        o.insert("d", NaiveDate::from_ymd_opt(2024, 1, 15).unwrap());
+        o.insert("t", ts("2024-01-15 10:20:30.123"));
+        o.insert("n", ntz("2024-01-15 10:20:30.5"));
+        o.insert("f", 1.5f32);
+        o.insert("x", f64::NAN);
+        o.insert("b", &b"\x01\x02\xff"[..]);
+        o.insert("m", VariantDecimal16::try_new(-12345, 3).unwrap());
+        o.insert("i", 7i16);
+        o.finish();
+        let (m, v) = b.finish();
+        assert_eq!(
+            same_json_both_ways(&m, &v, &la()),
+            r#"{"b":"AQL/","d":"2024-01-15","f":1.5,"i":7,"m":-12.345,"n":"2024-01-15 10:20:30.5","t":"2024-01-15 02:20:30.123-08:00","x":"NaN"}"#
+        );
+    }
+
+    #[test]
+    fn the_word_test_finds_every_byte_that_needs_an_escape() {
+        for b in 0..=255u8 {
+            let needs = b < 0x20 || b == b'"' || b == b'\\';
+            for pos in 0..8 {
+                let mut w = *b"abcdefgh";
+                w[pos] = b;
+                assert_eq!(
+                    word_needs_escape(u64::from_le_bytes(w)),
+                    needs,
+                    "{b:#x} at {pos}"
+                );
+                // Next to bytes with the high bit set (UTF-8 continuations).
+                let mut w = [0xC3u8; 8];
+                w[pos] = b;
+                assert_eq!(
+                    word_needs_escape(u64::from_le_bytes(w)),
+                    needs,
+                    "{b:#x} at {pos}"
+                );
+            }
+        }
+        let mut out = String::new();
+        write_json_string("0123456789abcdé\"\\\n\u{1}tail", &mut out);
+        assert_eq!(out, r#""0123456789abcdé\"\\\n\u0001tail""#);
+    }
+
+    #[test]
+    fn checked_writer_refuses_bytes_that_do_not_hold_together() {
+        let mut out = String::from("kept");
+        // An object whose field id is past the dictionary, a truncated string.
+        assert!(!write_json_checked(
+            &[],
+            &[0x02, 0x01, 0x05, 0x00, 0x01, 0x00],
+            &utc(),
+            &mut out
+        ));
+        assert!(!write_json_checked(&["a"], &[0x0d, b'a'], &utc(), &mut out));
+        assert_eq!(out, "kept");
     }
 
     #[test]
