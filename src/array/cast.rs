@@ -19,7 +19,7 @@ use crate::variant::cast::{
     CastError, CastOptions, to_boolean, to_decimal, to_f32, to_f64, to_integral,
 };
 use crate::variant::datetime::{to_date, to_timestamp, to_timestamp_ntz};
-use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};
+use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL, read_int, string_bytes};
 use crate::variant::format::{to_json_string, write_cast_string, write_json_checked};
 use crate::variant::types::SparkType;
 /// Accumulates converted values for one target type and produces an Arrow array
@@ -249,23 +249,8 @@ impl VariantCaster {
         let Some(&header) = value.first() else {
             return false;
         };
-        let string = match header & 0x03 {
-            1 => value.get(1..1 + (header >> 2) as usize),
-            0 if header >> 2 == 16 => value
-                .get(1..5)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                .and_then(|len| value.get(5..5 + len)),
-            _ => None,
-        };
-        let int = || -> Option<i64> {
-            Some(match header {
-                0x0C => i64::from(*value.get(1)? as i8),
-                0x10 => i64::from(i16::from_le_bytes(value.get(1..3)?.try_into().ok()?)),
-                0x14 => i64::from(i32::from_le_bytes(value.get(1..5)?.try_into().ok()?)),
-                0x18 => i64::from_le_bytes(value.get(1..9)?.try_into().ok()?),
-                _ => return None,
-            })
-        };
+        let string = string_bytes(value);
+        let int = || read_int(value);
         match &mut self.builder {
             Builder::Utf8 { builder, scratch } => {
                 match string.and_then(|s| std::str::from_utf8(s).ok()) {

@@ -17,6 +17,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use super::casts::input_schema;
 use crate::array::is_variant_type;
+use crate::udf::coerce::{data_diff_types, first_unconvertible, implicitly_variant};
 
 /// The analyzer rule described in the module docs. It runs before type coercion.
 #[derive(Debug, Default)]
@@ -107,7 +108,7 @@ pub(crate) enum OperatorKind {
     Other,
 }
 
-/// Spark's error for a binary operator with a VARIANT operand, or `None` when
+/// Spark's error message for a binary operator with a VARIANT operand, or `None` when
 /// neither side is a VARIANT. Spark 4.3.0 (docs/spark-everyday.md, G1):
 /// a VARIANT is never implicitly a number or a boolean (`1 + v:a`, `v:a = 1`,
 /// `v:c AND true`: `BINARY_OP_DIFF_TYPES`; `v:a + v:b`: `BINARY_OP_WRONG_TYPE`),
@@ -119,13 +120,13 @@ pub(crate) fn variant_operator_error(
     left: &DataType,
     right: &DataType,
     expr: &dyn std::fmt::Display,
-) -> Option<datafusion::common::DataFusionError> {
+) -> Option<String> {
     let (lv, rv) = (is_variant_type(left), is_variant_type(right));
     if !lv && !rv {
         return None;
     }
     let other = if lv { right } else { left };
-    let converts = rv && lv || crate::udf::coerce::implicitly_variant(other);
+    let converts = rv && lv || implicitly_variant(other);
     let name = |t: &DataType| {
         if is_variant_type(t) {
             "VARIANT".to_string()
@@ -151,7 +152,7 @@ pub(crate) fn variant_operator_error(
             ),
         ),
     };
-    Some(datafusion::common::plan_datafusion_err!(
+    Some(format!(
         "[{class}] Cannot resolve \"{expr}\" due to data type mismatch: {why}; extract a typed value first (v:a::int, variant_get(v, '$.a', 'int'))"
     ))
 }
@@ -179,8 +180,8 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
             let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {
                 return Ok(());
             };
-            if let Some(err) = variant_operator_error(kind, op, &l, &r, e) {
-                return Err(err);
+            if let Some(message) = variant_operator_error(kind, op, &l, &r, e) {
+                return plan_err!("{message}");
             }
         }
         Expr::ScalarFunction(f)
@@ -188,13 +189,13 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
                 && f.args.iter().any(|a| is_variant(a, schema)) =>
         {
             // Spark: `least(v:a, 1)` mixes types; `greatest(v:a, v:b)` orders.
-            if let Some(other) = f
+            let types: Vec<DataType> = f
                 .args
                 .iter()
                 .filter_map(|a| a.get_type(schema).ok())
-                .find(|t| !is_variant_type(t) && !crate::udf::coerce::implicitly_variant(t))
-            {
-                return Err(crate::udf::coerce::data_diff_types(f.name(), &other));
+                .collect();
+            if let Some(other) = first_unconvertible(&types) {
+                return Err(data_diff_types(f.name(), other));
             }
             return plan_err!(
                 "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] {} does not support ordering on type \"VARIANT\" in {e}; extract a typed value first",
@@ -206,12 +207,12 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
         {
             // Spark: `v:a IN (1, 2)` mixes types (DATA_DIFF_TYPES); with only
             // VARIANTs and strings (converted to VARIANT) it is the ordering.
-            let other = std::iter::once(il.expr.as_ref())
+            let types: Vec<DataType> = std::iter::once(il.expr.as_ref())
                 .chain(&il.list)
                 .filter_map(|x| x.get_type(schema).ok())
-                .find(|t| !is_variant_type(t) && !crate::udf::coerce::implicitly_variant(t));
-            if let Some(other) = other {
-                return Err(crate::udf::coerce::data_diff_types("in", &other));
+                .collect();
+            if let Some(other) = first_unconvertible(&types) {
+                return Err(data_diff_types("in", other));
             }
             return plan_err!(
                 "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] IN does not support ordering on type \"VARIANT\" in {e}"
@@ -223,10 +224,10 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
             {
                 for (when, _) in &case.when_then_expr {
                     if let Ok(w) = when.get_type(schema)
-                        && let Some(err) =
+                        && let Some(message) =
                             variant_operator_error(OperatorKind::Comparison, &"=", &t, &w, e)
                     {
-                        return Err(err);
+                        return plan_err!("{message}");
                     }
                 }
             }

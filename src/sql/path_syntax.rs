@@ -219,7 +219,7 @@ fn refuse_variant_operand(
         return Ok(PlannerResult::Original(expr));
     };
     let shown = format!("{} {} {}", expr.left, expr.op, expr.right);
-    let Some(err) = variant_operator_error(kind, &expr.op, &left, &right, &shown) else {
+    let Some(message) = variant_operator_error(kind, &expr.op, &left, &right, &shown) else {
         return Ok(PlannerResult::Original(expr));
     };
     // DataFusion's own parser reads `1 + v:a` as `(1 + v):a`, so the sum of a
@@ -229,13 +229,11 @@ fn refuse_variant_operand(
         && (bare_column(&expr.left, &left) || bare_column(&expr.right, &right))
     {
         let op = &expr.op;
-        let text = err.strip_backtrace();
-        let text = text.trim_start_matches("Error during planning: ");
         return plan_err!(
-            "{text}. If the query has `x {op} v:path`: this SQL parser binds `:` looser than `{op}`, Spark tighter; write (v:path), or run the query through df_variant::sql::query or the df-variant CLI, which parse `:` as Spark does"
+            "{message}. If the query has `x {op} v:path`: this SQL parser binds `:` looser than `{op}`, Spark tighter; write (v:path), or run the query through df_variant::sql::query or the df-variant CLI, which parse `:` as Spark does"
         );
     }
-    Err(err)
+    plan_err!("{message}")
 }
 
 /// `a || b` with a VARIANT side: Spark casts the VARIANT to STRING (a string

@@ -30,6 +30,16 @@ pub fn implicitly_variant(dt: &DataType) -> bool {
     )
 }
 
+/// The first of `types` that is neither a VARIANT nor converts to one
+/// implicitly: what Spark names in its error for a mix.
+pub fn first_unconvertible<'a>(
+    types: impl IntoIterator<Item = &'a DataType>,
+) -> Option<&'a DataType> {
+    types
+        .into_iter()
+        .find(|t| !is_variant_type(t) && !implicitly_variant(t))
+}
+
 /// Spark's error for a VARIANT mixed with a type that does not convert.
 pub fn data_diff_types(func: &str, other: &DataType) -> datafusion::common::DataFusionError {
     datafusion::common::plan_datafusion_err!(
@@ -134,10 +144,7 @@ impl VariantCoercing {
 
     /// Checks that the non-VARIANT values are strings or NULL.
     fn check_others(&self, values: &[DataType]) -> Result<()> {
-        match values
-            .iter()
-            .find(|t| !is_variant_type(t) && !implicitly_variant(t))
-        {
+        match first_unconvertible(values) {
             Some(other) if self.map_values => Err(create_map_value_diff_types(other)),
             Some(other) => Err(data_diff_types(self.name(), other)),
             None => Ok(()),

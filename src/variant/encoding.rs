@@ -221,6 +221,34 @@ pub fn is_length_prefixed(type_id: u8) -> bool {
     matches!(type_id, 15 | 16)
 }
 
+/// The integer (int8, int16, int32 or int64) at the start of `value`; `None` for
+/// any other value or bytes that do not fit.
+#[inline]
+pub fn read_int(value: &[u8]) -> Option<i64> {
+    Some(match *value.first()? {
+        0x0C => i64::from(*value.get(1)? as i8),
+        0x10 => i64::from(i16::from_le_bytes(value.get(1..3)?.try_into().ok()?)),
+        0x14 => i64::from(i32::from_le_bytes(value.get(1..5)?.try_into().ok()?)),
+        0x18 => i64::from_le_bytes(value.get(1..9)?.try_into().ok()?),
+        _ => return None,
+    })
+}
+
+/// The UTF-8 bytes of the string (short or long) at the start of `value`;
+/// `None` for any other value or bytes that do not fit.
+#[inline]
+pub fn string_bytes(value: &[u8]) -> Option<&[u8]> {
+    let header = *value.first()?;
+    match basic_type(header) {
+        SHORT_STRING => value.get(1..1 + usize::from(header >> 2)),
+        PRIMITIVE if header >> 2 == 16 => {
+            let len = read_uint(value, 1, 4)?;
+            value.get(5..5usize.checked_add(len)?)
+        }
+        _ => None,
+    }
+}
+
 /// The encoded length of the value at the start of `value`; `None` when the
 /// header is unknown or the value does not fit.
 pub fn value_len(value: &[u8]) -> Option<usize> {

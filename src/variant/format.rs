@@ -109,52 +109,36 @@ fn raw_json(
     out: &mut String,
     depth: usize,
 ) -> Option<()> {
-    use super::encoding::{ARRAY, OBJECT, SHORT_STRING, basic_type, container, read_uint};
+    use super::encoding::{ARRAY, OBJECT, basic_type, container, read_int, string_bytes};
     if depth > super::validate::MAX_DEPTH {
         return None;
     }
     let header = *value.first()?;
+    if let Some(bytes) = string_bytes(value) {
+        write_json_string(std::str::from_utf8(bytes).ok()?, out);
+        return Some(());
+    }
+    if let Some(i) = read_int(value) {
+        push_int(i, out);
+        return Some(());
+    }
     match basic_type(header) {
-        SHORT_STRING => {
-            let len = usize::from(header >> 2);
-            write_json_string(std::str::from_utf8(value.get(1..1 + len)?).ok()?, out);
-        }
         OBJECT => {
             let c = container(value, true)?;
             let name = |i: usize| -> Option<&str> { dict.get(c.id(value, i)?).copied() };
+            let field = |i: usize| Some((name(i)?, c.child(value, i)?));
             let mut sorted = true;
-            let mut prev: Option<&str> = None;
-            for i in 0..c.n {
-                let n = name(i)?;
-                sorted &= prev.is_none_or(|p| p <= n);
-                prev = Some(n);
+            for i in 1..c.n {
+                sorted &= name(i - 1)? <= name(i)?;
             }
-            out.push('{');
             if sorted {
-                for i in 0..c.n {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_json_string(name(i)?, out);
-                    out.push(':');
-                    raw_json(dict, c.child(value, i)?, tz, out, depth + 1)?;
-                }
+                raw_fields((0..c.n).map(field), dict, tz, out, depth)?;
             } else {
                 // Spark's writer orders by UTF-16 code units (see `json_object`).
-                let mut fields = (0..c.n)
-                    .map(|i| Some((name(i)?, c.child(value, i)?)))
-                    .collect::<Option<Vec<_>>>()?;
+                let mut fields = (0..c.n).map(field).collect::<Option<Vec<_>>>()?;
                 fields.sort_by(|a, b| a.0.cmp(b.0));
-                for (i, (n, child)) in fields.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_json_string(n, out);
-                    out.push(':');
-                    raw_json(dict, child, tz, out, depth + 1)?;
-                }
+                raw_fields(fields.into_iter().map(Some), dict, tz, out, depth)?;
             }
-            out.push('}');
         }
         ARRAY => {
             let c = container(value, false)?;
@@ -167,37 +151,40 @@ fn raw_json(
             }
             out.push(']');
         }
-        _ => {
-            let int = |width: usize| -> Option<i64> {
-                let bytes = value.get(1..1 + width)?;
-                let mut le = [0u8; 8];
-                le[..width].copy_from_slice(bytes);
-                // Sign-extend from `width` bytes.
-                let shift = 64 - 8 * width as u32;
-                Some((i64::from_le_bytes(le) << shift) >> shift)
-            };
-            match header >> 2 {
-                0 => out.push_str("null"),
-                1 => out.push_str("true"),
-                2 => out.push_str("false"),
-                3 => push_int(int(1)?, out),
-                4 => push_int(int(2)?, out),
-                5 => push_int(int(4)?, out),
-                6 => push_int(int(8)?, out),
-                16 => {
-                    let len = read_uint(value, 1, 4)?;
-                    let bytes = value.get(5..5usize.checked_add(len)?)?;
-                    write_json_string(std::str::from_utf8(bytes).ok()?, out);
-                }
-                _ => {
-                    // Decimals, doubles, dates, timestamps, binary, UUIDs: the
-                    // metadata plays no part in a primitive.
-                    let v = Variant::try_new(super::encoding::EMPTY_METADATA, value).ok()?;
-                    json_value(&v, tz, out);
-                }
+        _ => match header >> 2 {
+            0 => out.push_str("null"),
+            1 => out.push_str("true"),
+            2 => out.push_str("false"),
+            _ => {
+                // Decimals, doubles, dates, timestamps, binary, UUIDs: the
+                // metadata plays no part in a primitive.
+                let v = Variant::try_new(super::encoding::EMPTY_METADATA, value).ok()?;
+                json_value(&v, tz, out);
             }
-        }
+        },
     }
+    Some(())
+}
+
+/// The fields of an object in [`raw_json`], in the order given.
+fn raw_fields<'a>(
+    fields: impl Iterator<Item = Option<(&'a str, &'a [u8])>>,
+    dict: &[&str],
+    tz: &SessionTz,
+    out: &mut String,
+    depth: usize,
+) -> Option<()> {
+    out.push('{');
+    for (i, field) in fields.enumerate() {
+        let (name, child) = field?;
+        if i > 0 {
+            out.push(',');
+        }
+        write_json_string(name, out);
+        out.push(':');
+        raw_json(dict, child, tz, out, depth + 1)?;
+    }
+    out.push('}');
     Some(())
 }
 
@@ -820,6 +807,16 @@ mod tests {
             p.parse(doc).unwrap();
             same_json_both_ways(p.metadata(), p.value(), &utc());
         }
+        // An object in Spark's UTF-16 order, which is not UTF-8 order: printed sorted.
+        let mut metadata = vec![0x01, 0x02, 0x00, 0x04, 0x07];
+        metadata.extend_from_slice("\u{10000}\u{E000}".as_bytes());
+        let object = [
+            0x02, 0x02, 0x00, 0x01, 0x00, 0x02, 0x04, 0x0C, 0x01, 0x0C, 0x02,
+        ];
+        assert_eq!(
+            same_json_both_ways(&metadata, &object, &utc()),
+            "{\"\u{E000}\":2,\"\u{10000}\":1}"
+        );
         let mut g = crate::demo::bluesky::BlueskyGen::new(7);
         let mut event = Vec::new();
         for _ in 0..500 {
