@@ -16,11 +16,18 @@ use parquet_variant::{Variant, VariantBuilder, VariantObject};
 
 use super::VariantColumnBuilder;
 use crate::variant::cast::{
-    CastError, CastOptions, to_boolean, to_decimal, to_f32, to_f64, to_integral,
+    CastError, CastOptions, f64_to_decimal, to_boolean, to_decimal, to_f32, to_f64, to_integral,
 };
-use crate::variant::datetime::{to_date, to_timestamp, to_timestamp_ntz};
-use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL, read_int, string_bytes};
-use crate::variant::format::{to_json_string, write_cast_string, write_json_checked};
+use crate::variant::datetime::{
+    temporal_to_date, temporal_to_timestamp, temporal_to_timestamp_ntz, to_date, to_timestamp,
+    to_timestamp_ntz,
+};
+use crate::variant::encoding::{
+    EMPTY_METADATA, Temporal, VARIANT_NULL, read_int, read_temporal, string_bytes,
+};
+use crate::variant::format::{
+    to_json_string, write_cast_string, write_json_checked, write_temporal,
+};
 use crate::variant::types::SparkType;
 /// Accumulates converted values for one target type and produces an Arrow array
 /// of type [`SparkType::to_arrow`].
@@ -244,8 +251,26 @@ impl VariantCaster {
     /// integer target that holds it. `value` must be bytes checked by
     /// [`crate::variant::validate`] against the row's dictionary `dict`. Returns
     /// `false` (appending nothing) when the general path is needed.
+    ///
+    /// Dates and microsecond timestamps always take this path (read by
+    /// [`read_temporal`], never by parquet-variant, whose chrono values stop at the
+    /// years ±262,143), so `value` may hold the ones
+    /// [`crate::variant::validate::check_value_wide`] accepts.
+    ///
+    /// # Errors
+    /// [`CastError`] when a date or timestamp cannot be converted and the options
+    /// are not `safe`.
     #[inline]
-    pub fn try_append_raw(&mut self, value: &[u8], dict: &[&str]) -> bool {
+    pub fn try_append_raw(&mut self, value: &[u8], dict: &[&str]) -> Result<bool, CastError> {
+        if let Some(t) = read_temporal(value) {
+            return self.append_temporal(t, value).map(|()| true);
+        }
+        Ok(self.try_append_raw_common(value, dict))
+    }
+
+    /// Strings, integers, and objects and arrays to STRING (see [`Self::try_append_raw`]).
+    #[inline]
+    fn try_append_raw_common(&mut self, value: &[u8], dict: &[&str]) -> bool {
         let Some(&header) = value.first() else {
             return false;
         };
@@ -276,6 +301,64 @@ impl VariantCaster {
                 .is_some(),
             _ => false,
         }
+    }
+
+    /// Spark's casts of a variant date or microsecond timestamp, over every value a
+    /// Variant holds; `value` is its bytes (for a VARIANT target and the error text).
+    fn append_temporal(&mut self, t: Temporal, value: &[u8]) -> Result<(), CastError> {
+        let tz = self.options.tz;
+        // Seconds since the epoch, for numeric targets (a DATE has none: Spark fails).
+        let micros = match t {
+            Temporal::Timestamp(utc) => Some(utc),
+            Temporal::Date(_) | Temporal::TimestampNtz(_) => None,
+        };
+        let ok = match &mut self.builder {
+            Builder::Date(b) => push(b, temporal_to_date(t, &tz)),
+            Builder::Timestamp(b) => push(b, temporal_to_timestamp(t, &tz)),
+            Builder::TimestampNtz(b) => push(b, temporal_to_timestamp_ntz(t, &tz)),
+            Builder::Utf8 { builder, scratch } => {
+                scratch.clear();
+                write_temporal(t, &tz, false, scratch);
+                builder.append_value(scratch.as_str());
+                true
+            }
+            Builder::Variant(b) => {
+                b.append(EMPTY_METADATA, value);
+                true
+            }
+            Builder::Int8(b) => push(b, micros.and_then(|m| integral_seconds(m).ok())),
+            Builder::Int16(b) => push(b, micros.and_then(|m| integral_seconds(m).ok())),
+            Builder::Int32(b) => push(b, micros.and_then(|m| integral_seconds(m).ok())),
+            Builder::Int64(b) => push(b, micros.map(|m| m.div_euclid(1_000_000))),
+            Builder::Float64(b) => push(b, micros.map(|m| m as f64 / 1e6)),
+            Builder::Float32(b) => push(b, micros.map(|m| (m as f64 / 1e6) as f32)),
+            Builder::Decimal {
+                builder,
+                precision,
+                scale,
+            } => push(
+                builder,
+                micros.and_then(|m| f64_to_decimal(m as f64 / 1e6, *precision, *scale)),
+            ),
+            Builder::Boolean(_)
+            | Builder::Binary(_)
+            | Builder::List { .. }
+            | Builder::Struct { .. }
+            | Builder::Map { .. } => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        if self.options.safe {
+            self.append_null();
+            return Ok(());
+        }
+        let mut text = String::new();
+        write_temporal(t, &tz, true, &mut text);
+        Err(CastError {
+            value: text,
+            target: self.target.sql_name(),
+        })
     }
 
     /// Appends a SQL NULL.
@@ -532,6 +615,12 @@ impl VariantCaster {
         };
         if ok { Ok(()) } else { self.fail(v) }
     }
+}
+
+/// Whole seconds (rounded toward negative infinity) of a TIMESTAMP, for an
+/// integer target of type `T`.
+fn integral_seconds<T: TryFrom<i64>>(micros: i64) -> Result<T, T::Error> {
+    T::try_from(micros.div_euclid(1_000_000))
 }
 
 /// Appends `Some` to a primitive builder; `None` appends nothing and reports failure.

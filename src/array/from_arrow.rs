@@ -42,6 +42,7 @@ use parquet_variant::{
 };
 
 use super::{VariantColumnBuilder, VariantInput};
+use crate::variant::encoding::{self, Temporal};
 
 /// Which Spark function's rules apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,9 +240,18 @@ pub fn array_to_variant(array: &dyn Array, mode: ToVariantMode) -> Result<ArrayR
             strip_error_prefix(&e)
         ))
     })?;
+    let mut scratch = Vec::new();
     for i in 0..len {
         if conv.is_null(i) {
             out.append_null();
+            continue;
+        }
+        // A date or timestamp past chrono's years cannot go through parquet-variant's
+        // builder; at the top level it is written as its bytes.
+        if let Some(t) = conv.wide_temporal(i) {
+            scratch.clear();
+            encoding::push_temporal(&mut scratch, t);
+            out.append(encoding::EMPTY_METADATA, &scratch);
             continue;
         }
         let mut builder = VariantBuilder::new();
@@ -715,6 +725,24 @@ impl Conv {
         self.nulls.as_ref().is_some_and(|n| n.is_null(i))
     }
 
+    /// The value at index `i` when it is a date or timestamp that chrono (and so
+    /// parquet-variant's builder) cannot hold, though a Variant can.
+    fn wide_temporal(&self, i: usize) -> Option<Temporal> {
+        let t = match &self.kind {
+            Kind::Date32(v) => Temporal::Date(*v.get(i)?),
+            Kind::Timestamp { values, unit, utc } => {
+                let micros = timestamp_micros(*values.get(i)?, *unit)?;
+                if *utc {
+                    Temporal::Timestamp(micros)
+                } else {
+                    Temporal::TimestampNtz(micros)
+                }
+            }
+            _ => return None,
+        };
+        (!t.within_chrono()).then_some(t)
+    }
+
     /// Appends the value at index `i` (which may be null) to `b`.
     fn append<B: VariantBuilderExt>(&self, b: &mut B, i: usize) -> Result<(), ArrowError> {
         if i >= self.len {
@@ -762,17 +790,11 @@ impl Conv {
             Kind::Date64(v) => b.append_value(date_variant(v[i].div_euclid(86_400_000))?),
             Kind::Timestamp { values, unit, utc } => {
                 let raw = values[i];
-                let micros = match unit {
-                    TimeUnit::Second => raw.checked_mul(1_000_000),
-                    TimeUnit::Millisecond => raw.checked_mul(1_000),
-                    TimeUnit::Microsecond => Some(raw),
-                    TimeUnit::Nanosecond => Some(raw.div_euclid(1_000)),
-                };
-                let ts = micros
-                    .and_then(DateTime::from_timestamp_micros)
-                    .ok_or_else(|| {
-                        invalid(format!("timestamp {raw} ({unit:?}) is out of range"))
-                    })?;
+                let micros = timestamp_micros(raw, *unit).ok_or_else(|| {
+                    invalid(format!("timestamp {raw} ({unit:?}) is out of range"))
+                })?;
+                let ts = DateTime::from_timestamp_micros(micros)
+                    .ok_or_else(|| nested_wide(Temporal::Timestamp(micros)))?;
                 if *utc {
                     b.append_value(Variant::TimestampMicros(ts));
                 } else {
@@ -858,11 +880,38 @@ fn int_variant(v: i64) -> Variant<'static, 'static> {
 fn date_variant(days: i64) -> Result<Variant<'static, 'static>, ArrowError> {
     /// `NaiveDate::from_num_days_from_ce` of 1970-01-01.
     const EPOCH_FROM_CE: i64 = 719_163;
-    days.checked_add(EPOCH_FROM_CE)
-        .and_then(|d| i32::try_from(d).ok())
+    let days = i32::try_from(days)
+        .map_err(|_| invalid(format!("date {days} days from 1970-01-01 is out of range")))?;
+    days.checked_add(EPOCH_FROM_CE as i32)
         .and_then(NaiveDate::from_num_days_from_ce_opt)
         .map(Variant::Date)
-        .ok_or_else(|| invalid(format!("date {days} days from 1970-01-01 is out of range")))
+        .ok_or_else(|| nested_wide(Temporal::Date(days)))
+}
+
+/// A timestamp in the given unit as microseconds since the epoch (nanoseconds
+/// rounded down); `None` when it overflows.
+fn timestamp_micros(raw: i64, unit: TimeUnit) -> Option<i64> {
+    match unit {
+        TimeUnit::Second => raw.checked_mul(1_000_000),
+        TimeUnit::Millisecond => raw.checked_mul(1_000),
+        TimeUnit::Microsecond => Some(raw),
+        TimeUnit::Nanosecond => Some(raw.div_euclid(1_000)),
+    }
+}
+
+/// The refusal of a date or timestamp past chrono's years inside a struct, list
+/// or map (at the top level they are written as bytes, see [`Conv::wide_temporal`]).
+fn nested_wide(t: Temporal) -> ArrowError {
+    let mut text = String::new();
+    crate::variant::format::write_temporal(
+        t,
+        &crate::variant::tz::SessionTz::utc(),
+        false,
+        &mut text,
+    );
+    invalid(format!(
+        "{text} is past the years ±262,143, which a VARIANT holds only at the top level here"
+    ))
 }
 
 /// The largest unscaled value of a 38-digit decimal.
@@ -1205,8 +1254,25 @@ mod tests {
             cast_rows(d),
             some(&["Date(1969-12-31)", "Date(1970-01-02)"])
         );
-        let bad: ArrayRef = Arc::new(Date32Array::from(vec![i32::MAX]));
-        assert!(array_to_variant(bad.as_ref(), ToVariantMode::Cast).is_err());
+        // Past chrono's years: written as bytes at the top level, refused inside a
+        // struct (parquet-variant's builder needs a chrono date).
+        let wide: ArrayRef = Arc::new(Date32Array::from(vec![i32::MAX]));
+        let out = array_to_variant(wide.as_ref(), ToVariantMode::Cast).unwrap();
+        let input = VariantInput::try_new(&out).unwrap();
+        let (m, v) = input.get(0).unwrap();
+        assert_eq!(
+            (m, v),
+            (
+                encoding::EMPTY_METADATA,
+                &[0x2c, 0xff, 0xff, 0xff, 0x7f][..]
+            )
+        );
+        let nested: ArrayRef = Arc::new(arrow::array::StructArray::from(vec![(
+            Arc::new(arrow::datatypes::Field::new("d", DataType::Date32, true)),
+            wide,
+        )]));
+        let e = array_to_variant(nested.as_ref(), ToVariantMode::ToVariantObject).unwrap_err();
+        assert!(e.to_string().contains("+5881580-07-11"), "{e}");
     }
 
     #[test]

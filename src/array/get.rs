@@ -248,6 +248,8 @@ pub fn variant_get(
         // row is never read), which keeps extraction proportional to the path.
         let malformed = GetError::Malformed;
         let dict = dicts.get(metadata).map_err(malformed)?;
+        // Whether the value read holds dates or timestamps past chrono's years.
+        let mut wide = false;
         let sub = match path {
             PathArg::Wildcard(steps) => {
                 matches.clear();
@@ -256,7 +258,7 @@ pub fn variant_get(
                     continue;
                 }
                 for m in &matches {
-                    validate::check_value_with(m, dict).map_err(malformed)?;
+                    wide |= validate::check_value_wide(m, dict).map_err(malformed)?.1;
                 }
                 built.clear();
                 write_array(&mut built, &matches).map_err(|e| {
@@ -269,7 +271,8 @@ pub fn variant_get(
                     out.append_null();
                     continue;
                 };
-                let len = validate::check_value_with(sub, dict).map_err(malformed)?;
+                let len;
+                (len, wide) = validate::check_value_wide(sub, dict).map_err(malformed)?;
                 &sub[..len]
             }
             PathArg::Null | PathArg::Column(_) => unreachable!("resolved above"),
@@ -280,8 +283,13 @@ pub fn variant_get(
                 b.nulls.append_non_null();
             }
             Output::Typed(c) => {
-                if c.try_append_raw(sub, dict) {
+                if c.try_append_raw(sub, dict).map_err(GetError::Cast)? {
                     continue;
+                }
+                if wide {
+                    // A date or timestamp past chrono's years inside an object or
+                    // array: parquet-variant cannot decode it; this names it.
+                    validate::check_value_with(sub, dict).map_err(malformed)?;
                 }
                 let v = Variant::new_with_metadata(VariantMetadata::new(metadata), sub);
                 c.append_variant(&v).map_err(GetError::Cast)?;

@@ -9,11 +9,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result};
 
-use df_variant::for_each_variant;
+use df_variant::udf::each_json;
 
 use df_variant::array::from_arrow::{ToVariantMode, array_to_variant};
 use df_variant::array::is_variant_field;
-use df_variant::variant::format::{write_json, write_json_string};
+use df_variant::variant::format::write_json_string;
 use df_variant::variant::tz::SessionTz;
 
 use super::Format;
@@ -21,14 +21,7 @@ use super::Format;
 /// JSON text of every row of a Variant column (`None` for SQL NULL).
 fn variant_json(column: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
     let mut out = Vec::with_capacity(column.len());
-    for_each_variant("to_json", column, |_, v| {
-        out.push(v.map(|v| {
-            let mut text = String::new();
-            write_json(v, tz, &mut text);
-            text
-        }));
-        Ok(())
-    })?;
+    each_json(column, tz, |text| out.push(text.map(str::to_string)))?;
     Ok(out)
 }
 

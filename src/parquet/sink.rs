@@ -37,7 +37,7 @@ use crate::array::{
 use crate::boundary::shredding_error;
 use crate::config::{ShreddingMode, VariantOptions};
 use crate::shredding::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
-use crate::variant::validate::check;
+use crate::variant::validate::{check_metadata, check_value_wide};
 
 /// Indices of the top-level VARIANT columns of a schema (by extension or shape).
 pub fn variant_columns(schema: &Schema) -> Vec<usize> {
@@ -189,7 +189,8 @@ pub(crate) fn check_written_variants(column: &ArrayRef, name: &str) -> Result<()
                 MAX_WRITTEN_VARIANT_BYTES >> 20
             );
         }
-        if let Err(e) = check(m, v) {
+        // Dates and timestamps past chrono's years are valid (Spark writes them).
+        if let Err(e) = check_metadata(m).and_then(|dict| check_value_wide(v, &dict)) {
             return exec_err!(
                 "column '{name}': malformed VARIANT value (metadata {}, value {}), not written: {e}",
                 hex_start(m),

@@ -11,7 +11,7 @@ use datafusion::logical_expr::{
     Accumulator, AggregateUDFImpl, Documentation, Signature, Volatility,
 };
 
-use crate::udf::common::{check_variant_arg, for_each_variant};
+use crate::udf::common::{check_variant_arg, for_each_variant_shape};
 use crate::variant::schema::{VariantSchema, merge, schema_of};
 
 /// `schema_of_variant_agg(v)`: merges the schema of every non-NULL value with
@@ -94,7 +94,7 @@ impl SchemaOfVariantAccumulator {
 
 impl Accumulator for SchemaOfVariantAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        for_each_variant("schema_of_variant_agg", &values[0], |_, v| {
+        for_each_variant_shape("schema_of_variant_agg", &values[0], |_, v| {
             if let Some(v) = v {
                 self.add(schema_of(v));
             }

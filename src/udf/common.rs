@@ -112,18 +112,49 @@ pub fn decode_row<'m, 'v>(
     validate::decode(metadata, value).map_err(|e| exec_datafusion_err!("{func}: {e}"))
 }
 
+/// [`for_each_variant`] for functions that read only the types and shape of a
+/// value (`schema_of_variant`, `variant_typeof`, ...): dates and timestamps past
+/// chrono's years are decoded as chrono's nearest ones
+/// ([`validate::decode_shape`]), which have the same type.
+///
+/// # Errors
+/// When the column is not a VARIANT, a row's bytes are malformed, or `f` fails.
+pub fn for_each_variant_shape(
+    func: &str,
+    array: &ArrayRef,
+    f: impl FnMut(usize, Option<&Variant<'_, '_>>) -> Result<()>,
+) -> Result<()> {
+    each_row(func, array, true, f)
+}
+
 /// Calls `f` with every row of a Variant argument, decoded through the guard:
 /// `None` for SQL NULL. Malformed bytes are an error naming `func` and the problem.
 pub fn for_each_variant(
     func: &str,
     array: &ArrayRef,
+    f: impl FnMut(usize, Option<&Variant<'_, '_>>) -> Result<()>,
+) -> Result<()> {
+    each_row(func, array, false, f)
+}
+
+/// [`for_each_variant`], or with `shape` [`for_each_variant_shape`].
+fn each_row(
+    func: &str,
+    array: &ArrayRef,
+    shape: bool,
     mut f: impl FnMut(usize, Option<&Variant<'_, '_>>) -> Result<()>,
 ) -> Result<()> {
     guard(func, || {
         let input = variant_input(func, array)?;
+        let mut scratch = Vec::new();
         for row in 0..array.len() {
             match input.as_ref().and_then(|i| i.get(row)) {
                 None => f(row, None)?,
+                Some((m, v)) if shape => {
+                    let variant = validate::decode_shape(m, v, &mut scratch)
+                        .map_err(|e| exec_datafusion_err!("{func}: {e}"))?;
+                    f(row, Some(&variant))?;
+                }
                 Some((m, v)) => {
                     let variant = decode_row(func, m, v)?;
                     f(row, Some(&variant))?;

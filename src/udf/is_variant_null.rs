@@ -8,7 +8,7 @@ use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, Documentation, ScalarFunctionArgs};
 use parquet_variant::Variant;
 
-use super::common::{Arrays, for_each_variant, unary_doc, unary_variant_udf};
+use super::common::{Arrays, for_each_variant_shape, unary_doc, unary_variant_udf};
 
 unary_variant_udf!(
     /// `is_variant_null(v)`: true only for a Variant null; **false** (not NULL) for a
@@ -31,7 +31,7 @@ impl IsVariantNullFunc {
     fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = Arrays::new(&args.args, args.number_rows)?;
         let mut out = BooleanBuilder::new();
-        for_each_variant("is_variant_null", &arrays.arrays[0], |_, v| {
+        for_each_variant_shape("is_variant_null", &arrays.arrays[0], |_, v| {
             out.append_value(matches!(v, Some(Variant::Null)));
             Ok(())
         })?;

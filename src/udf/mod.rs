@@ -16,6 +16,7 @@ mod schema_of_variant;
 pub mod spark_functions;
 mod structure;
 mod to_json;
+pub use to_json::each_json;
 mod to_variant;
 mod variant_get;
 

@@ -21,7 +21,7 @@ use crate::array::{
 };
 use crate::variant::mutate::{MutateError, Mutation, mutate, strip_nulls};
 use crate::variant::path::{PathSegment, parse_path};
-use crate::variant::validate::check;
+use crate::variant::validate::is_valid;
 
 /// Spark's message for a path that is not a target of `func`.
 fn invalid_path(func: &str, text: &str) -> String {
@@ -622,7 +622,7 @@ impl IsValidVariantFunc {
                 ));
             };
             let valid: BooleanArray = (0..array.len())
-                .map(|row| input.get(row).map(|(m, v)| check(m, v).is_ok()))
+                .map(|row| input.get(row).map(|(m, v)| is_valid(m, v)))
                 .collect();
             Ok(std::sync::Arc::new(valid) as ArrayRef)
         })?;

@@ -7,7 +7,7 @@ use arrow::datatypes::DataType;
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, Documentation, ScalarFunctionArgs};
 
-use super::common::{Arrays, for_each_variant, unary_doc, unary_variant_udf};
+use super::common::{Arrays, for_each_variant_shape, unary_doc, unary_variant_udf};
 use crate::variant::schema::schema_of;
 
 unary_variant_udf!(
@@ -32,7 +32,7 @@ impl SchemaOfVariantFunc {
     fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = Arrays::new(&args.args, args.number_rows)?;
         let mut out = StringBuilder::new();
-        for_each_variant("schema_of_variant", &arrays.arrays[0], |_, v| {
+        for_each_variant_shape("schema_of_variant", &arrays.arrays[0], |_, v| {
             match v {
                 None => out.append_null(),
                 Some(v) => out.append_value(schema_of(v).to_string()),

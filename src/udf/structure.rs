@@ -12,7 +12,7 @@ use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, Documentation, ScalarFunctionArgs};
 use parquet_variant::Variant;
 
-use super::common::{Arrays, for_each_variant, unary_doc, unary_variant_udf};
+use super::common::{Arrays, for_each_variant_shape, unary_doc, unary_variant_udf};
 use crate::variant::schema::schema_of;
 
 unary_variant_udf!(
@@ -37,7 +37,7 @@ impl VariantTypeofFunc {
     fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = Arrays::new(&args.args, args.number_rows)?;
         let mut out = StringBuilder::new();
-        for_each_variant("variant_typeof", &arrays.arrays[0], |_, v| {
+        for_each_variant_shape("variant_typeof", &arrays.arrays[0], |_, v| {
             match v {
                 None => out.append_null(),
                 Some(Variant::Object(_)) => out.append_value("OBJECT"),
@@ -56,7 +56,8 @@ pub use length::VariantArrayLengthFunc;
 mod keys {
     use super::{
         Arc, Arrays, ColumnarValue, DataType, Documentation, Field, LazyLock, ListBuilder, Result,
-        ScalarFunctionArgs, StringBuilder, Variant, for_each_variant, unary_doc, unary_variant_udf,
+        ScalarFunctionArgs, StringBuilder, Variant, for_each_variant_shape, unary_doc,
+        unary_variant_udf,
     };
 
     unary_variant_udf!(
@@ -80,7 +81,7 @@ mod keys {
         fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
             let arrays = Arrays::new(&args.args, args.number_rows)?;
             let mut out = ListBuilder::new(StringBuilder::new());
-            for_each_variant("variant_object_keys", &arrays.arrays[0], |_, v| {
+            for_each_variant_shape("variant_object_keys", &arrays.arrays[0], |_, v| {
                 match v {
                     Some(Variant::Object(o)) => {
                         for (name, _) in o.iter() {
@@ -100,7 +101,7 @@ mod keys {
 mod length {
     use super::{
         Arc, Arrays, ColumnarValue, DataType, Documentation, Int32Builder, LazyLock, Result,
-        ScalarFunctionArgs, Variant, for_each_variant, unary_doc, unary_variant_udf,
+        ScalarFunctionArgs, Variant, for_each_variant_shape, unary_doc, unary_variant_udf,
     };
 
     unary_variant_udf!(
@@ -124,7 +125,7 @@ mod length {
         fn invoke(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
             let arrays = Arrays::new(&args.args, args.number_rows)?;
             let mut out = Int32Builder::new();
-            for_each_variant("variant_array_length", &arrays.arrays[0], |_, v| {
+            for_each_variant_shape("variant_array_length", &arrays.arrays[0], |_, v| {
                 match v {
                     Some(Variant::List(l)) => out.append_value(l.len() as i32),
                     _ => out.append_null(),

@@ -10,11 +10,11 @@ use datafusion::logical_expr::{
     ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature,
 };
 
-use super::common::{Arrays, any_one, check_variant_arg, for_each_variant, session_tz, unary_doc};
+use super::common::{Arrays, any_one, check_variant_arg, session_tz, unary_doc};
 use crate::array::from_arrow::{ToVariantMode, array_to_variant, check_convertible};
 use crate::array::is_variant_field;
 use crate::variant::format::{
-    write_cast_string, write_json, write_json_checked, write_json_string,
+    write_cast_string, write_cast_string_checked, write_json, write_json_checked, write_json_string,
 };
 use crate::variant::tz::SessionTz;
 
@@ -210,17 +210,35 @@ fn variant_json(variants: &ArrayRef, tz: &SessionTz) -> Result<StringArray> {
 }
 
 /// Calls `f` with the JSON text of each row of a VARIANT column (`None` for SQL
-/// NULL). Each row's bytes are checked once, then written straight from them
-/// ([`write_json_checked`]); the metadata dictionaries of the last few distinct
-/// metadata are checked once however many rows share them.
-fn each_json(variants: &ArrayRef, tz: &SessionTz, mut f: impl FnMut(Option<&str>)) -> Result<()> {
-    super::common::guard("to_json", || {
-        let Some(input) = super::common::variant_input("to_json", variants)? else {
+/// NULL), as `to_json` prints it. Each row's bytes are checked once, then written
+/// straight from them ([`write_json_checked`]); the metadata dictionaries of the
+/// last few distinct metadata are checked once however many rows share them.
+/// Dates and timestamps past chrono's years print too (`"+5881580-07-11"`).
+///
+/// # Errors
+/// When the column is not a VARIANT or a row's bytes are malformed.
+pub fn each_json(variants: &ArrayRef, tz: &SessionTz, f: impl FnMut(Option<&str>)) -> Result<()> {
+    each_text(variants, tz, Style::Json, f)
+}
+
+/// [`each_json`] in `style`: JSON, or Spark's `CAST(v AS STRING)` text.
+fn each_text(
+    variants: &ArrayRef,
+    tz: &SessionTz,
+    style: Style,
+    mut f: impl FnMut(Option<&str>),
+) -> Result<()> {
+    let func = match style {
+        Style::Json => "to_json",
+        Style::Text => "to_spark_string",
+    };
+    super::common::guard(func, || {
+        let Some(input) = super::common::variant_input(func, variants)? else {
             (0..variants.len()).for_each(|_| f(None));
             return Ok(());
         };
         let malformed =
-            |e: crate::variant::validate::MalformedVariant| exec_datafusion_err!("to_json: {e}");
+            |e: crate::variant::validate::MalformedVariant| exec_datafusion_err!("{func}: {e}");
         let mut dicts = crate::array::get::DictCache::default();
         let mut buf = String::new();
         for row in 0..variants.len() {
@@ -230,11 +248,35 @@ fn each_json(variants: &ArrayRef, tz: &SessionTz, mut f: impl FnMut(Option<&str>
             };
             buf.clear();
             let dict = dicts.get(metadata).map_err(malformed)?;
-            let len = crate::variant::validate::check_value_with(value, dict).map_err(malformed)?;
-            if !write_json_checked(dict, &value[..len], tz, &mut buf) {
+            // Dates and timestamps past chrono's years are accepted: the raw
+            // writer prints them without parquet-variant.
+            let (len, _) =
+                crate::variant::validate::check_value_wide(value, dict).map_err(malformed)?;
+            let value = &value[..len];
+            let written = match style {
+                Style::Json => write_json_checked(dict, value, tz, &mut buf),
+                Style::Text => match write_cast_string_checked(dict, value, tz, &mut buf) {
+                    Some(true) => true,
+                    Some(false) => {
+                        // A variant null: SQL NULL.
+                        f(None);
+                        continue;
+                    }
+                    None => false,
+                },
+            };
+            if !written {
                 // Not reached for checked bytes; the decoder's path says what is wrong.
-                let v = super::common::decode_row("to_json", metadata, value)?;
-                write_json(&v, tz, &mut buf);
+                let v = super::common::decode_row(func, metadata, value)?;
+                match style {
+                    Style::Json => write_json(&v, tz, &mut buf),
+                    Style::Text => {
+                        if !write_cast_string(&v, tz, &mut buf) {
+                            f(None);
+                            continue;
+                        }
+                    }
+                }
             }
             f(Some(&buf));
         }
@@ -440,12 +482,8 @@ fn leaf_text(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
                 return utf8_texts(array);
             };
             let mut out = Vec::with_capacity(array.len());
-            for_each_variant("to_spark_string", &variants, |_, v| {
-                out.push(v.and_then(|v| {
-                    let mut buf = String::new();
-                    write_cast_string(v, tz, &mut buf).then_some(buf)
-                }));
-                Ok(())
+            each_text(&variants, tz, Style::Text, |text| {
+                out.push(text.map(str::to_string));
             })?;
             Ok(out)
         }
@@ -484,17 +522,10 @@ fn list_ranges(array: &ArrayRef) -> (ArrayRef, Vec<(usize, usize)>) {
 /// `"2024-01-01T00:00:00.000Z"`, `"2024-01-01T02:00:00.000+02:00"` in the
 /// session time zone; without a zone `"2024-01-01T00:00:00.000"`.
 fn json_timestamp(micros: i64, with_zone: bool, tz: &SessionTz) -> Option<String> {
-    let utc = chrono::DateTime::from_timestamp_micros(micros)?.naive_utc();
-    let (local, offset) = if with_zone {
-        let offset = tz.offset_at_utc(&utc);
-        (
-            utc.checked_add_offset(offset)?,
-            Some(offset.local_minus_utc()),
-        )
-    } else {
-        (utc, None)
-    };
-    let mut out = format!("\"{}", local.format("%Y-%m-%dT%H:%M:%S%.3f"));
+    let offset = with_zone.then(|| tz.offset_secs_at_micros(micros));
+    let local = i128::from(micros) + i128::from(offset.unwrap_or(0)) * 1_000_000;
+    let mut out = String::from("\"");
+    crate::variant::format::write_iso_millis(local, &mut out);
     match offset {
         None => {}
         Some(0) => out.push('Z'),

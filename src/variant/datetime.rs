@@ -4,7 +4,9 @@
 use chrono::{Datelike, NaiveDate, NaiveDateTime, TimeDelta};
 use parquet_variant::Variant;
 
+use super::calendar::{MICROS_PER_DAY, days_from_civil, split_micros};
 use super::cast::{decimal_parts, f64_to_integral, pow10, string_of, trim_all};
+use super::encoding::Temporal;
 use super::tz::SessionTz;
 
 // ---------------------------------------------------------------------------
@@ -39,30 +41,69 @@ pub(crate) fn local_to_utc(local: &NaiveDateTime, tz: &SessionTz) -> Option<Naiv
 
 pub(crate) fn to_date(v: &Variant<'_, '_>, tz: &SessionTz) -> Option<i32> {
     match v {
-        Variant::Date(d) => Some(days_since_epoch(d)),
-        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
+        Variant::TimestampNanos(t) => {
             Some(days_since_epoch(&utc_to_local(&t.naive_utc(), tz)?.date()))
         }
-        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => {
-            Some(days_since_epoch(&t.date()))
-        }
-        Variant::String(_) | Variant::ShortString(_) => {
-            parse_date(string_of(v)?).map(|d| days_since_epoch(&d))
-        }
+        Variant::TimestampNtzNanos(t) => Some(days_since_epoch(&t.date())),
+        Variant::String(_) | Variant::ShortString(_) => parse_date(string_of(v)?),
+        _ => temporal_to_date(temporal_of(v)?, tz),
+    }
+}
+
+/// The [`Temporal`] of a parquet-variant date or microsecond timestamp.
+fn temporal_of(v: &Variant<'_, '_>) -> Option<Temporal> {
+    match v {
+        Variant::Date(d) => Some(Temporal::Date(days_since_epoch(d))),
+        Variant::TimestampMicros(t) => Some(Temporal::Timestamp(t.timestamp_micros())),
+        Variant::TimestampNtzMicros(t) => Some(Temporal::TimestampNtz(naive_micros(t))),
         _ => None,
+    }
+}
+
+/// A TIMESTAMP's wall-clock microseconds in the session zone.
+fn local_micros(utc: i64, tz: &SessionTz) -> i128 {
+    i128::from(utc) + i128::from(tz.offset_secs_at_micros(utc)) * 1_000_000
+}
+
+/// Spark's cast of a variant date or timestamp to DATE, over every value a Variant
+/// holds (read from the bytes, see [`Temporal`]); `None` past the DATE range.
+pub(crate) fn temporal_to_date(t: Temporal, tz: &SessionTz) -> Option<i32> {
+    match t {
+        Temporal::Date(days) => Some(days),
+        Temporal::Timestamp(utc) => i32::try_from(split_micros(local_micros(utc, tz)).0).ok(),
+        Temporal::TimestampNtz(local) => i32::try_from(split_micros(local.into()).0).ok(),
+    }
+}
+
+/// Spark's cast of a variant date or timestamp to TIMESTAMP (microseconds since
+/// the epoch); `None` when the instant is beyond the `i64` range.
+pub(crate) fn temporal_to_timestamp(t: Temporal, tz: &SessionTz) -> Option<i64> {
+    match t {
+        Temporal::Timestamp(utc) => Some(utc),
+        Temporal::TimestampNtz(local) => tz.local_micros_to_utc(local.into()),
+        Temporal::Date(days) => {
+            tz.local_micros_to_utc(i128::from(days) * i128::from(MICROS_PER_DAY))
+        }
+    }
+}
+
+/// Spark's cast of a variant date or timestamp to TIMESTAMP_NTZ; `None` beyond
+/// the `i64` range.
+pub(crate) fn temporal_to_timestamp_ntz(t: Temporal, tz: &SessionTz) -> Option<i64> {
+    match t {
+        Temporal::TimestampNtz(local) => Some(local),
+        Temporal::Timestamp(utc) => i64::try_from(local_micros(utc, tz)).ok(),
+        Temporal::Date(days) => i64::try_from(i128::from(days) * i128::from(MICROS_PER_DAY)).ok(),
     }
 }
 
 pub(crate) fn to_timestamp(v: &Variant<'_, '_>, tz: &SessionTz) -> Option<i64> {
     match v {
-        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => Some(t.timestamp_micros()),
-        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => {
-            Some(naive_micros(&local_to_utc(t, tz)?))
+        Variant::TimestampNanos(t) => Some(t.timestamp_micros()),
+        Variant::TimestampNtzNanos(t) => Some(naive_micros(&local_to_utc(t, tz)?)),
+        Variant::Date(_) | Variant::TimestampMicros(_) | Variant::TimestampNtzMicros(_) => {
+            temporal_to_timestamp(temporal_of(v)?, tz)
         }
-        Variant::Date(d) => Some(naive_micros(&local_to_utc(
-            &d.and_time(chrono::NaiveTime::MIN),
-            tz,
-        )?)),
         Variant::Int8(x) => Some(i64::from(*x) * 1_000_000),
         Variant::Int16(x) => Some(i64::from(*x) * 1_000_000),
         Variant::Int32(x) => Some(i64::from(*x) * 1_000_000),
@@ -84,11 +125,7 @@ pub(crate) fn to_timestamp(v: &Variant<'_, '_>, tz: &SessionTz) -> Option<i64> {
         Variant::Float(x) => seconds_f64_to_micros(f64::from(*x)),
         Variant::String(_) | Variant::ShortString(_) => {
             let (local, zone) = parse_timestamp(string_of(v)?)?;
-            let utc = match zone {
-                Some(z) => local_to_utc(&local, &z)?,
-                None => local_to_utc(&local, tz)?,
-            };
-            Some(naive_micros(&utc))
+            zone.as_ref().unwrap_or(tz).local_micros_to_utc(local)
         }
         _ => None,
     }
@@ -103,25 +140,22 @@ pub(crate) fn seconds_f64_to_micros(x: f64) -> Option<i64> {
 
 pub(crate) fn to_timestamp_ntz(v: &Variant<'_, '_>, tz: &SessionTz) -> Option<i64> {
     match v {
-        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => Some(naive_micros(t)),
-        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
-            let local = utc_to_local(&t.naive_utc(), tz)?;
-            Some(naive_micros(&local))
-        }
-        Variant::Date(d) => Some(naive_micros(&d.and_time(chrono::NaiveTime::MIN))),
+        Variant::TimestampNtzNanos(t) => Some(naive_micros(t)),
+        Variant::TimestampNanos(t) => Some(naive_micros(&utc_to_local(&t.naive_utc(), tz)?)),
         Variant::String(_) | Variant::ShortString(_) => {
             // A zone in the text is checked but ignored: the wall time is kept.
             let (local, _zone) = parse_timestamp(string_of(v)?)?;
-            Some(naive_micros(&local))
+            i64::try_from(local).ok()
         }
-        _ => None,
+        _ => temporal_to_timestamp_ntz(temporal_of(v)?, tz),
     }
 }
 
 /// Spark's date string parsing: `[+-]yyyy[y..]`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, and
 /// after the day a space or `T` followed by anything (ignored). The year has 4 to 7
-/// digits, month and day 1 or 2.
-pub(crate) fn parse_date(s: &str) -> Option<NaiveDate> {
+/// digits, month and day 1 or 2. Returns days from 1970-01-01, `None` past the
+/// DATE range (`-5877641-06-23` to `+5881580-07-11`).
+pub(crate) fn parse_date(s: &str) -> Option<i32> {
     let b = trim_all(s).as_bytes();
     let (sign, mut j) = match b.first()? {
         b'-' => (-1i64, 1),
@@ -161,20 +195,22 @@ pub(crate) fn parse_date(s: &str) -> Option<NaiveDate> {
         return None;
     }
     segs[i] = val;
-    NaiveDate::from_ymd_opt(
-        i32::try_from(sign * segs[0]).ok()?,
+    let days = days_from_civil(
+        sign * segs[0],
         u32::try_from(segs[1]).ok()?,
         u32::try_from(segs[2]).ok()?,
-    )
+    )?;
+    i32::try_from(days).ok()
 }
 
 /// Spark's timestamp string parsing:
 /// `[+-]yyyy[-[m]m[-[d]d[( |T)[h]h[:[m]m[:[s]s[.fraction]]]]]][zone]`, the zone only
 /// after the seconds (`Z`, `+hh:mm`, `+hhmm`, `+hh`, `UTC`, `GMT+1`, an IANA name;
 /// white space before it allowed). More than 6 fraction digits are truncated.
-/// Returns the wall time and the zone, if any. Time-only strings (which Spark
-/// places on the current date) are rejected.
-pub(crate) fn parse_timestamp(s: &str) -> Option<(NaiveDateTime, Option<SessionTz>)> {
+/// Returns the wall time (microseconds from 1970-01-01T00:00, which may lie past the
+/// TIMESTAMP range until the zone is applied) and the zone, if any. Time-only
+/// strings (which Spark places on the current date) are rejected.
+pub(crate) fn parse_timestamp(s: &str) -> Option<(i128, Option<SessionTz>)> {
     let t = trim_all(s);
     let b = t.as_bytes();
     let (sign, mut j) = match b.first()? {
@@ -239,22 +275,23 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<(NaiveDateTime, Option<SessionT
     for _ in frac_digits..6 {
         micros *= 10;
     }
-    let date = NaiveDate::from_ymd_opt(
-        i32::try_from(sign * segs[0]).ok()?,
+    let days = days_from_civil(
+        sign * segs[0],
         u32::try_from(segs[1]).ok()?,
         u32::try_from(segs[2]).ok()?,
     )?;
-    let time = chrono::NaiveTime::from_hms_micro_opt(
-        u32::try_from(segs[3]).ok()?,
-        u32::try_from(segs[4]).ok()?,
-        u32::try_from(segs[5]).ok()?,
-        u32::try_from(micros).ok()?,
-    )?;
+    if segs[3] > 23 || segs[4] > 59 || segs[5] > 59 {
+        return None;
+    }
+    let of_day = (segs[3] * 3600 + segs[4] * 60 + segs[5]) * 1_000_000 + micros;
     let zone = match zone {
         Some(z) => Some(parse_zone(z)?),
         None => None,
     };
-    Some((date.and_time(time), zone))
+    Some((
+        i128::from(days) * i128::from(MICROS_PER_DAY) + i128::from(of_day),
+        zone,
+    ))
 }
 
 /// A zone in a timestamp string. Java's `ZoneId.of` is case-sensitive; `UTC`, `Z`

@@ -234,6 +234,75 @@ pub fn read_int(value: &[u8]) -> Option<i64> {
     })
 }
 
+/// A DATE or a microsecond TIMESTAMP / TIMESTAMP_NTZ, read from a value's bytes
+/// as the integers they hold: days from 1970-01-01 and microseconds since the
+/// epoch. Every `i32` and `i64` is a valid value (Spark writes them all), though
+/// parquet-variant can decode only those within chrono's years (±262,143).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Temporal {
+    /// A DATE: days from 1970-01-01.
+    Date(i32),
+    /// A TIMESTAMP: microseconds since 1970-01-01T00:00Z.
+    Timestamp(i64),
+    /// A TIMESTAMP_NTZ: microseconds of wall-clock time since 1970-01-01T00:00.
+    TimestampNtz(i64),
+}
+
+impl Temporal {
+    /// Whether chrono, and so parquet-variant's decoder, can hold the value.
+    pub fn within_chrono(self) -> bool {
+        match self {
+            Self::Date(days) => days
+                .checked_add(719_163)
+                .and_then(chrono::NaiveDate::from_num_days_from_ce_opt)
+                .is_some(),
+            Self::Timestamp(micros) | Self::TimestampNtz(micros) => {
+                chrono::DateTime::from_timestamp_micros(micros).is_some()
+            }
+        }
+    }
+}
+
+/// The date or microsecond timestamp at the start of `value`; `None` for any
+/// other value or bytes that do not fit.
+///
+/// ```
+/// use df_variant::variant::encoding::{Temporal, read_temporal};
+/// let mut date = vec![0x2c];
+/// date.extend_from_slice(&i32::MAX.to_le_bytes());
+/// assert_eq!(read_temporal(&date), Some(Temporal::Date(i32::MAX)));
+/// assert!(!Temporal::Date(i32::MAX).within_chrono());
+/// ```
+#[inline]
+pub fn read_temporal(value: &[u8]) -> Option<Temporal> {
+    let long = || Some(i64::from_le_bytes(value.get(1..9)?.try_into().ok()?));
+    Some(match *value.first()? {
+        0x2C => Temporal::Date(i32::from_le_bytes(value.get(1..5)?.try_into().ok()?)),
+        0x30 => Temporal::Timestamp(long()?),
+        0x34 => Temporal::TimestampNtz(long()?),
+        _ => return None,
+    })
+}
+
+/// Appends the encoding of a date or microsecond timestamp (the inverse of
+/// [`read_temporal`]); with [`EMPTY_METADATA`] it is a whole Variant.
+pub fn push_temporal(out: &mut Vec<u8>, t: Temporal) {
+    match t {
+        Temporal::Date(days) => {
+            out.push(0x2C);
+            out.extend_from_slice(&days.to_le_bytes());
+        }
+        Temporal::Timestamp(micros) => {
+            out.push(0x30);
+            out.extend_from_slice(&micros.to_le_bytes());
+        }
+        Temporal::TimestampNtz(micros) => {
+            out.push(0x34);
+            out.extend_from_slice(&micros.to_le_bytes());
+        }
+    }
+}
+
 /// The UTF-8 bytes of the string (short or long) at the start of `value`;
 /// `None` for any other value or bytes that do not fit.
 #[inline]

@@ -30,9 +30,12 @@
 //! field (which decodes and re-validates every name and string). Its output is the
 //! same text; a unit test holds the two paths to each other.
 
-use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use parquet_variant::{Variant, VariantList, VariantObject};
 
+use super::calendar::{civil_from_days, split_micros};
+use super::datetime::naive_micros;
+use super::encoding::Temporal;
 use super::tz::SessionTz;
 
 /// Spark `to_json(variant)`: appends the compact JSON text of `v` to `out`.
@@ -109,7 +112,9 @@ fn raw_json(
     out: &mut String,
     depth: usize,
 ) -> Option<()> {
-    use super::encoding::{ARRAY, OBJECT, basic_type, container, read_int, string_bytes};
+    use super::encoding::{
+        ARRAY, OBJECT, basic_type, container, read_int, read_temporal, string_bytes,
+    };
     if depth > super::validate::MAX_DEPTH {
         return None;
     }
@@ -120,6 +125,10 @@ fn raw_json(
     }
     if let Some(i) = read_int(value) {
         push_int(i, out);
+        return Some(());
+    }
+    if let Some(t) = read_temporal(value) {
+        write_temporal(t, tz, true, out);
         return Some(());
     }
     match basic_type(header) {
@@ -156,7 +165,7 @@ fn raw_json(
             1 => out.push_str("true"),
             2 => out.push_str("false"),
             _ => {
-                // Decimals, doubles, dates, timestamps, binary, UUIDs: the
+                // Decimals, doubles, nanosecond timestamps, binary, UUIDs: the
                 // metadata plays no part in a primitive.
                 let v = Variant::try_new(super::encoding::EMPTY_METADATA, value).ok()?;
                 json_value(&v, tz, out);
@@ -207,16 +216,52 @@ pub fn write_cast_string(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) 
         Variant::Double(x) => write_java_double(*x, out),
         Variant::Float(x) => write_java_float(*x, out),
         Variant::Date(d) => write_date(d, out),
-        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
-            write_timestamp(&t.naive_utc(), tz, false, out);
-        }
-        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => write_datetime(t, out),
+        Variant::TimestampMicros(t) => write_timestamp_micros(t.timestamp_micros(), tz, false, out),
+        Variant::TimestampNanos(t) => write_timestamp(&t.naive_utc(), tz, false, out),
+        Variant::TimestampNtzMicros(t) => write_wall_micros(naive_micros(t).into(), out),
+        Variant::TimestampNtzNanos(t) => write_datetime(t, out),
         Variant::Time(t) => write_time(t, out),
         Variant::Uuid(u) => push_display(u, out),
         Variant::Binary(b) => out.push_str(&String::from_utf8_lossy(b)),
         _ => json_value(&v, tz, out),
     }
     true
+}
+
+/// [`write_cast_string`] of a Variant given as checked bytes (as for
+/// [`write_json_checked`]): strings, dates, timestamps, objects and arrays print
+/// straight from the bytes, so dates and timestamps past chrono's years print
+/// too; other primitives go through parquet-variant. `Some(false)` for a variant
+/// null, `None` (nothing written) where the bytes do not hold together.
+///
+/// ```
+/// use df_variant::variant::format::write_cast_string_checked;
+/// use df_variant::variant::tz::SessionTz;
+/// let mut date = vec![0x2c];
+/// date.extend_from_slice(&i32::MAX.to_le_bytes());
+/// let mut out = String::new();
+/// assert_eq!(write_cast_string_checked(&[], &date, &SessionTz::utc(), &mut out), Some(true));
+/// assert_eq!(out, "+5881580-07-11");
+/// ```
+pub fn write_cast_string_checked(
+    dict: &[&str],
+    value: &[u8],
+    tz: &SessionTz,
+    out: &mut String,
+) -> Option<bool> {
+    use super::encoding::{ARRAY, OBJECT, basic_type, read_temporal, string_bytes};
+    let header = *value.first()?;
+    if let Some(bytes) = string_bytes(value) {
+        out.push_str(std::str::from_utf8(bytes).ok()?);
+    } else if let Some(t) = read_temporal(value) {
+        write_temporal(t, tz, false, out);
+    } else if matches!(basic_type(header), OBJECT | ARRAY) {
+        return write_json_checked(dict, value, tz, out).then_some(true);
+    } else {
+        let v = Variant::try_new(super::encoding::EMPTY_METADATA, value).ok()?;
+        return Some(write_cast_string(&v, tz, out));
+    }
+    Some(true)
 }
 
 /// The variant to walk. Callers pass variants from [`crate::variant::validate::decode`]
@@ -265,12 +310,16 @@ fn json_value(v: &Variant<'_, '_>, tz: &SessionTz, out: &mut String) {
         Variant::ShortString(s) => write_json_string(s.as_str(), out),
         Variant::Binary(b) => quoted(out, |out| write_base64(b, out)),
         Variant::Date(d) => quoted(out, |out| write_date(d, out)),
-        Variant::TimestampMicros(t) | Variant::TimestampNanos(t) => {
+        Variant::TimestampMicros(t) => {
+            write_temporal(Temporal::Timestamp(t.timestamp_micros()), tz, true, out);
+        }
+        Variant::TimestampNanos(t) => {
             quoted(out, |out| write_timestamp(&t.naive_utc(), tz, true, out));
         }
-        Variant::TimestampNtzMicros(t) | Variant::TimestampNtzNanos(t) => {
-            quoted(out, |out| write_datetime(t, out));
+        Variant::TimestampNtzMicros(t) => {
+            write_temporal(Temporal::TimestampNtz(naive_micros(t)), tz, true, out);
         }
+        Variant::TimestampNtzNanos(t) => quoted(out, |out| write_datetime(t, out)),
         Variant::Time(t) => quoted(out, |out| write_time(t, out)),
         Variant::Uuid(u) => quoted(out, |out| push_display(u, out)),
         Variant::Object(o) => json_object(o, tz, out),
@@ -428,7 +477,7 @@ fn push_2(n: u32, out: &mut String) {
 
 /// A year as Java's `LocalDate`/ISO formatter prints it: four digits for 0..=9999, a `+`
 /// sign above, and `-` with at least four digits below zero.
-fn write_year(year: i32, out: &mut String) {
+fn write_year(year: i64, out: &mut String) {
     let mut buf = itoa::Buffer::new();
     if (0..=9999).contains(&year) {
         let s = buf.format(year);
@@ -441,7 +490,7 @@ fn write_year(year: i32, out: &mut String) {
         out.push_str(buf.format(year));
     } else {
         out.push('-');
-        let s = buf.format((year as i64).unsigned_abs());
+        let s = buf.format(year.unsigned_abs());
         for _ in s.len()..4 {
             out.push('0');
         }
@@ -449,24 +498,111 @@ fn write_year(year: i32, out: &mut String) {
     }
 }
 
+/// A DATE given as days from 1970-01-01, over the whole range a Variant holds
+/// (`+5881580-07-11`), as Spark prints it.
+///
+/// ```
+/// let mut s = String::new();
+/// df_variant::variant::format::write_days(i64::from(i32::MIN), &mut s);
+/// assert_eq!(s, "-5877641-06-23");
+/// ```
+pub fn write_days(days: i64, out: &mut String) {
+    let (year, month, day) = civil_from_days(days);
+    write_year(year, out);
+    out.push('-');
+    push_2(month, out);
+    out.push('-');
+    push_2(day, out);
+}
+
 fn write_date(d: &NaiveDate, out: &mut String) {
-    write_year(d.year(), out);
-    out.push('-');
-    push_2(d.month(), out);
-    out.push('-');
-    push_2(d.day(), out);
+    write_days(i64::from(super::datetime::days_since_epoch(d)), out);
+}
+
+/// A wall-clock time given as microseconds from 1970-01-01T00:00 (any `i64`, plus
+/// an offset): `yyyy-MM-dd HH:mm:ss[.fraction]`, as [`write_datetime`] prints it.
+fn write_wall_micros(local: i128, out: &mut String) {
+    let (days, of_day) = split_micros(local);
+    write_days(days, out);
+    out.push(' ');
+    let secs = (of_day / 1_000_000) as u32;
+    write_clock(
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        (of_day % 1_000_000) as u32 * 1000,
+        out,
+    );
+}
+
+/// A wall-clock time given as microseconds from 1970-01-01T00:00 as Spark's JSON
+/// writer prints a TIMESTAMP field: `yyyy-MM-ddTHH:mm:ss.SSS`, milliseconds always
+/// (`+294247-01-10T04:00:54.775`).
+pub fn write_iso_millis(local: i128, out: &mut String) {
+    let (days, of_day) = split_micros(local);
+    write_days(days, out);
+    out.push('T');
+    let secs = (of_day / 1_000_000) as u32;
+    write_clock(secs / 3600, secs / 60 % 60, secs % 60, 0, out);
+    let millis = (of_day % 1_000_000 / 1000) as u32;
+    out.push('.');
+    push_2(millis / 10, out);
+    out.push((b'0' + (millis % 10) as u8) as char);
+}
+
+/// A TIMESTAMP given as microseconds since the epoch, shown in the session zone;
+/// with `with_offset`, followed by the zone's offset at that instant (as
+/// [`write_timestamp`]). Covers every `i64`.
+fn write_timestamp_micros(utc: i64, tz: &SessionTz, with_offset: bool, out: &mut String) {
+    let offset = tz.offset_secs_at_micros(utc);
+    write_wall_micros(i128::from(utc) + i128::from(offset) * 1_000_000, out);
+    if with_offset {
+        write_offset(offset, out);
+    }
+}
+
+/// A date or microsecond timestamp read from a variant's bytes: its `to_json` text
+/// (`json`: quoted, timestamps with the offset) or its `CAST(... AS STRING)` text.
+/// These never go through parquet-variant, whose chrono values stop at the years
+/// ±262,143 while Spark writes dates up to `+5881580-07-11`.
+///
+/// ```
+/// use df_variant::variant::encoding::Temporal;
+/// use df_variant::variant::format::write_temporal;
+/// use df_variant::variant::tz::SessionTz;
+/// let mut s = String::new();
+/// write_temporal(Temporal::Timestamp(i64::MAX), &SessionTz::utc(), true, &mut s);
+/// assert_eq!(s, r#""+294247-01-10 04:00:54.775807+00:00""#);
+/// ```
+pub fn write_temporal(t: Temporal, tz: &SessionTz, json: bool, out: &mut String) {
+    if json {
+        out.push('"');
+    }
+    match t {
+        Temporal::Date(days) => write_days(i64::from(days), out),
+        Temporal::Timestamp(utc) => write_timestamp_micros(utc, tz, json, out),
+        Temporal::TimestampNtz(local) => write_wall_micros(i128::from(local), out),
+    }
+    if json {
+        out.push('"');
+    }
 }
 
 /// `HH:mm:ss` followed by the fraction of the second without trailing zeros (nothing, not
 /// even the dot, when it is zero), as Java's `ISO_LOCAL_TIME` prints it.
 fn write_time(t: &NaiveTime, out: &mut String) {
-    push_2(t.hour(), out);
-    out.push(':');
-    push_2(t.minute(), out);
-    out.push(':');
-    push_2(t.second(), out);
     // chrono represents a leap second as nanos >= 1e9; keep the fraction within 9 digits.
-    let mut nanos = t.nanosecond() % 1_000_000_000;
+    let nanos = t.nanosecond() % 1_000_000_000;
+    write_clock(t.hour(), t.minute(), t.second(), nanos, out);
+}
+
+/// The clock part of [`write_time`] from its fields (`nanos` < 10^9).
+fn write_clock(hour: u32, minute: u32, second: u32, mut nanos: u32, out: &mut String) {
+    push_2(hour, out);
+    out.push(':');
+    push_2(minute, out);
+    out.push(':');
+    push_2(second, out);
     if nanos != 0 {
         let mut width = 9;
         while nanos.is_multiple_of(10) {

@@ -2,6 +2,7 @@
 //! encoding ([`encoding`]). Nothing in this module depends on DataFusion, nor on
 //! the Arrow kernels (`array/`), which build on it.
 
+pub mod calendar;
 pub mod cast;
 pub mod datetime;
 pub mod encoding;

@@ -54,7 +54,7 @@ use super::encoding::{
 };
 use super::json::SIZE_LIMIT;
 use super::path::PathSegment;
-use super::validate::{MalformedVariant, check_metadata, check_value_with};
+use super::validate::{MalformedVariant, check_metadata, check_value_wide};
 
 /// Why a mutation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,7 +192,8 @@ pub fn mutate(
     mutation: Mutation<'_>,
 ) -> Result<Mutated, MutateError> {
     let dict = check_metadata(metadata)?;
-    let len = check_value_with(value, &dict)?;
+    // Edits work on the bytes: dates past chrono's years are carried as they are.
+    let (len, _) = check_value_wide(value, &dict)?;
     if path.is_empty() && !matches!(mutation, Mutation::Append(_)) {
         // Not a target (the functions refuse `$` when they parse the path).
         return Ok(Mutated::default());
@@ -200,7 +201,7 @@ pub fn mutate(
     let new = match mutation.new_value() {
         Some((m, v)) => {
             let new_dict = check_metadata(m)?;
-            let new_len = check_value_with(v, &new_dict)?;
+            let (new_len, _) = check_value_wide(v, &new_dict)?;
             Some((new_dict, &v[..new_len]))
         }
         None => None,
@@ -235,7 +236,7 @@ pub fn strip_nulls(
     include_arrays: bool,
 ) -> Result<Option<Vec<u8>>, MutateError> {
     let dict = check_metadata(metadata)?;
-    let len = check_value_with(value, &dict)?;
+    let (len, _) = check_value_wide(value, &dict)?;
     Ok(match strip(&value[..len], include_arrays)? {
         Edit::Unchanged => None,
         Edit::Replaced(v) => Some(v),
@@ -243,9 +244,7 @@ pub fn strip_nulls(
 }
 
 fn malformed(what: &str) -> MalformedVariant {
-    MalformedVariant {
-        reason: format!("{what} does not fit in the value"),
-    }
+    MalformedVariant::new(format!("{what} does not fit in the value"))
 }
 
 /// The `(field id, value bytes)` of the object at the start of `value`, in

@@ -17,9 +17,7 @@ type R<T> = Result<T, MalformedVariant>;
 #[cold]
 #[inline(never)]
 fn malformed(what: &str) -> MalformedVariant {
-    MalformedVariant {
-        reason: format!("{what} does not fit in the value"),
-    }
+    MalformedVariant::new(format!("{what} does not fit in the value"))
 }
 
 #[inline]
@@ -58,14 +56,14 @@ pub fn object_field<'v>(dict: &[&str], value: &'v [u8], key: &str) -> R<Option<&
             && p >= name
         {
             if p == name {
-                return Err(MalformedVariant {
-                    reason: format!("duplicate field name \"{name}\""),
-                });
+                return Err(MalformedVariant::new(format!(
+                    "duplicate field name \"{name}\""
+                )));
             }
             if name.is_ascii() && p.is_ascii() {
-                return Err(MalformedVariant {
-                    reason: format!("object fields are not sorted at \"{name}\""),
-                });
+                return Err(MalformedVariant::new(format!(
+                    "object fields are not sorted at \"{name}\""
+                )));
             }
         }
         if found.is_none() && name == key {

@@ -66,6 +66,38 @@ impl SessionTz {
         }
     }
 
+    /// The zone's offset in seconds at an instant given in microseconds since the
+    /// epoch. Past chrono's years (±262,143), the offset at chrono's nearest end is
+    /// used: zone rules stop changing long before.
+    pub fn offset_secs_at_micros(&self, utc_micros: i64) -> i32 {
+        let utc = match chrono::DateTime::from_timestamp_micros(utc_micros) {
+            Some(t) => t.naive_utc(),
+            None if utc_micros > 0 => NaiveDateTime::MAX,
+            None => NaiveDateTime::MIN,
+        };
+        self.offset_at_utc(&utc).local_minus_utc()
+    }
+
+    /// The UTC instant, in microseconds since the epoch, of a wall-clock time given
+    /// in microseconds since 1970-01-01T00:00 (as [`SessionTz::local_to_utc`]);
+    /// `None` when the instant is beyond the `i64` range.
+    pub fn local_micros_to_utc(&self, local_micros: i128) -> Option<i64> {
+        // Within ±262,000 years chrono converts; beyond, the offset at its end holds.
+        const CHRONO_SAFE: i128 = 262_000 * 365 * 86_400_000_000;
+        if local_micros.abs() < CHRONO_SAFE {
+            let local = chrono::DateTime::from_timestamp_micros(i64::try_from(local_micros).ok()?)?
+                .naive_utc();
+            return Some(self.local_to_utc(&local).and_utc().timestamp_micros());
+        }
+        let edge = if local_micros > 0 {
+            NaiveDateTime::MAX
+        } else {
+            NaiveDateTime::MIN
+        };
+        let offset = self.offset_at_utc(&edge).local_minus_utc();
+        i64::try_from(local_micros - i128::from(offset) * 1_000_000).ok()
+    }
+
     /// Converts a wall-clock time in this zone to UTC. In a gap (spring forward)
     /// the time is shifted forward by the gap, in an overlap the earlier instant is
     /// taken, as Java does.

@@ -7,6 +7,13 @@
 //! boundaries in unsorted dictionaries) and it accepts objects with duplicate field
 //! names. [`check`] walks the bytes first with bounds-checked reads and a depth
 //! limit, so that only inputs it has proven well-formed reach parquet-variant.
+//!
+//! Dates and timestamps past chrono's years (±262,143) are valid Variant values
+//! (Spark writes DATEs up to `+5881580-07-11`) that parquet-variant cannot decode:
+//! [`check`] refuses them, naming the value, and [`check_value_wide`] accepts them
+//! for the readers that never hand them to parquet-variant (the raw JSON and text
+//! writers, `variant_get`'s path walk and the caster's raw path, the mutators).
+//! [`decode_shape`] decodes them as chrono's nearest value for readers of types.
 
 use std::collections::HashSet;
 
@@ -22,11 +29,23 @@ pub const MAX_DEPTH: usize = 1000;
 pub struct MalformedVariant {
     /// A short description of the problem.
     pub reason: String,
+    /// The bytes are valid, but hold a date or timestamp beyond the years that
+    /// parquet-variant decodes (see [`check_value_wide`]).
+    pub beyond_decoder: bool,
 }
 
 impl std::fmt::Display for MalformedVariant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[MALFORMED_VARIANT] malformed variant: {}", self.reason)
+        if self.beyond_decoder {
+            write!(
+                f,
+                "{}: dates and timestamps past the years ±262,143 are read only by to_json, casts \
+                 and variant_get to scalar types, the type functions and the mutators",
+                self.reason
+            )
+        } else {
+            write!(f, "[MALFORMED_VARIANT] malformed variant: {}", self.reason)
+        }
     }
 }
 
@@ -35,8 +54,33 @@ impl std::error::Error for MalformedVariant {}
 #[cold]
 #[inline(never)]
 fn bad(reason: impl Into<String>) -> MalformedVariant {
+    MalformedVariant::new(reason)
+}
+
+impl MalformedVariant {
+    /// Malformed bytes, for the reason given.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            beyond_decoder: false,
+        }
+    }
+}
+
+/// The refusal of a valid date or timestamp that parquet-variant cannot decode.
+#[cold]
+#[inline(never)]
+fn beyond_decoder(t: encoding::Temporal) -> MalformedVariant {
+    let mut text = String::new();
+    super::format::write_temporal(t, &super::tz::SessionTz::utc(), false, &mut text);
+    let kind = match t {
+        encoding::Temporal::Date(_) => "date",
+        encoding::Temporal::Timestamp(_) => "timestamp (UTC)",
+        encoding::Temporal::TimestampNtz(_) => "timestamp_ntz",
+    };
     MalformedVariant {
-        reason: reason.into(),
+        reason: format!("the variant {kind} {text} is out of range here"),
+        beyond_decoder: true,
     }
 }
 
@@ -153,7 +197,13 @@ fn check_decimal(value: &[u8], pos: usize, width: usize) -> R<()> {
 }
 
 /// Returns the encoded length of the value starting at `pos`.
-fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize> {
+fn check_value(
+    value: &[u8],
+    pos: usize,
+    dict: &[&str],
+    depth: usize,
+    mut wide: Option<&mut bool>,
+) -> R<usize> {
     if depth > MAX_DEPTH {
         return Err(bad(format!("nesting deeper than {MAX_DEPTH} levels")));
     }
@@ -201,24 +251,17 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                         )));
                     }
                 }
-                12 | 13 => {
-                    let micros = read_field(value, pos + 1, 8, "timestamp")? as u64 as i64;
-                    if chrono::DateTime::from_timestamp_micros(micros).is_none() {
-                        return Err(bad(format!(
-                            "timestamp of {micros} microseconds is out of range"
-                        )));
+                11..=13 => {
+                    let t = encoding::read_temporal(&value[pos..])
+                        .ok_or_else(|| bad(format!("date or timestamp at byte {pos} is cut")))?;
+                    if !t.within_chrono() {
+                        match wide.as_deref_mut() {
+                            Some(seen) => *seen = true,
+                            None => return Err(beyond_decoder(t)),
+                        }
                     }
                 }
                 8..=10 => check_decimal(value, pos, size - 1)?,
-                11 => {
-                    let days = read_field(value, pos + 1, 4, "date")? as u32 as i32;
-                    if chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
-                        .is_none()
-                        || days.checked_add(719_163).is_none()
-                    {
-                        return Err(bad(format!("date of {days} days is out of range")));
-                    }
-                }
                 _ => {}
             }
             Ok(n)
@@ -276,7 +319,13 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 if off >= data_len {
                     return Err(bad(format!("field offset {off} out of range")));
                 }
-                let child_len = check_value(&value[..end], data_start + off, dict, depth + 1)?;
+                let child_len = check_value(
+                    &value[..end],
+                    data_start + off,
+                    dict,
+                    depth + 1,
+                    wide.as_deref_mut(),
+                )?;
                 if data_start + off + child_len > end {
                     return Err(bad("object field runs past the object"));
                 }
@@ -314,7 +363,13 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
                 if off != prev || next < off || next > data_len {
                     return Err(bad(format!("array element {i} offsets out of order")));
                 }
-                let child_len = check_value(&value[..end], data_start + off, dict, depth + 1)?;
+                let child_len = check_value(
+                    &value[..end],
+                    data_start + off,
+                    dict,
+                    depth + 1,
+                    wide.as_deref_mut(),
+                )?;
                 if child_len != next - off {
                     return Err(bad(format!("array element {i} has the wrong length")));
                 }
@@ -331,7 +386,31 @@ fn check_value(value: &[u8], pos: usize, dict: &[&str], depth: usize) -> R<usize
 /// # Errors
 /// [`MalformedVariant`] naming the first problem found.
 pub fn check_value_with(value: &[u8], dict: &[&str]) -> R<usize> {
-    check_value(value, 0, dict, 0)
+    check_value(value, 0, dict, 0, None)
+}
+
+/// Like [`check_value_with`], but accepts dates and timestamps beyond chrono's
+/// years (±262,143), which are valid Variant values (Spark writes DATEs up to
+/// `+5881580-07-11`) that parquet-variant cannot decode. Returns the length and
+/// whether the value holds any. Only readers that never hand such a value to
+/// parquet-variant call this: the raw JSON writer, `variant_get`'s path walk and
+/// the caster's raw path (which read them through [`encoding::read_temporal`]).
+///
+/// ```
+/// use df_variant::variant::validate::{check_value_wide, check_value_with};
+/// let mut date = vec![0x2c];
+/// date.extend_from_slice(&i32::MAX.to_le_bytes());
+/// assert_eq!(check_value_wide(&date, &[]).unwrap(), (5, true));
+/// let e = check_value_with(&date, &[]).unwrap_err();
+/// assert!(e.to_string().contains("+5881580-07-11"), "{e}");
+/// ```
+///
+/// # Errors
+/// [`MalformedVariant`] naming the first problem found.
+pub fn check_value_wide(value: &[u8], dict: &[&str]) -> R<(usize, bool)> {
+    let mut seen = false;
+    let len = check_value(value, 0, dict, 0, Some(&mut seen))?;
+    Ok((len, seen))
 }
 
 /// Checks that `metadata` and `value` form one well-formed Variant, without
@@ -341,8 +420,14 @@ pub fn check_value_with(value: &[u8], dict: &[&str]) -> R<usize> {
 /// [`MalformedVariant`] naming the first problem found.
 pub fn check(metadata: &[u8], value: &[u8]) -> Result<(), MalformedVariant> {
     let dict = check_metadata(metadata)?;
-    check_value(value, 0, &dict, 0)?;
+    check_value(value, 0, &dict, 0, None)?;
     Ok(())
+}
+
+/// Whether the bytes are one valid Variant (`is_valid_variant`): [`check`], but
+/// dates and timestamps past chrono's years are valid, as in Spark.
+pub fn is_valid(metadata: &[u8], value: &[u8]) -> bool {
+    check_metadata(metadata).is_ok_and(|dict| check_value_wide(value, &dict).is_ok())
 }
 
 /// Checks the bytes with [`check`], then hands them to parquet-variant. The
@@ -366,10 +451,106 @@ pub fn decode<'m, 'v>(
     value: &'v [u8],
 ) -> Result<Variant<'m, 'v>, MalformedVariant> {
     check(metadata, value)?;
+    decode_checked(metadata, value)
+}
+
+/// Hands checked bytes to parquet-variant.
+fn decode_checked<'m, 'v>(
+    metadata: &'m [u8],
+    value: &'v [u8],
+) -> Result<Variant<'m, 'v>, MalformedVariant> {
     let guarded = std::panic::catch_unwind(|| {
         Variant::new_with_metadata(VariantMetadata::new(metadata), value)
     });
     guarded.map_err(|_| bad("the decoder rejected the bytes"))
+}
+
+/// [`decode`] for readers of a value's types and shape only (`schema_of_variant`,
+/// `variant_typeof`, `variant_object_keys`, ...): a date or timestamp past
+/// chrono's years, which parquet-variant cannot decode, is decoded from a copy
+/// in `scratch` where it holds the nearest value chrono has instead. Every type,
+/// field name, element and size stays as it is; only those values change.
+///
+/// ```
+/// use df_variant::variant::validate::decode_shape;
+/// let mut date = vec![0x2c];
+/// date.extend_from_slice(&i32::MAX.to_le_bytes());
+/// let mut scratch = Vec::new();
+/// let v = decode_shape(&[0x01, 0x00, 0x00], &date, &mut scratch).unwrap();
+/// assert!(matches!(v, parquet_variant::Variant::Date(_)));
+/// ```
+///
+/// # Errors
+/// [`MalformedVariant`] when the bytes are not a valid Variant.
+pub fn decode_shape<'m, 'x>(
+    metadata: &'m [u8],
+    value: &'x [u8],
+    scratch: &'x mut Vec<u8>,
+) -> Result<Variant<'m, 'x>, MalformedVariant> {
+    let dict = check_metadata(metadata)?;
+    let (len, wide) = check_value_wide(value, &dict)?;
+    if !wide {
+        return decode_checked(metadata, value);
+    }
+    scratch.clear();
+    scratch.extend_from_slice(&value[..len]);
+    clamp_wide(scratch, 0);
+    // Children may share bytes (offsets can overlap), so a clamped value can
+    // change a neighbour: only bytes that pass the full check reach the decoder,
+    // else the value is refused by name.
+    if let Err(e) = check_value_with(scratch, &dict) {
+        return Err(check_value_with(&value[..len], &dict).err().unwrap_or(e));
+    }
+    decode_checked(metadata, scratch)
+}
+
+/// Replaces, in checked bytes, every date or timestamp past chrono's years with
+/// chrono's nearest one (see [`decode_shape`]).
+fn clamp_wide(value: &mut [u8], depth: usize) {
+    use encoding::{ARRAY, OBJECT, Temporal};
+    let Some(&header) = value.first() else {
+        return;
+    };
+    let basic = encoding::basic_type(header);
+    if matches!(basic, OBJECT | ARRAY) {
+        let Some(c) = encoding::container(value, basic == OBJECT) else {
+            return;
+        };
+        for i in 0..c.n {
+            let start = c.offset(value, i).and_then(|o| o.checked_add(c.data_start));
+            if let Some(child) = start.and_then(|s| value.get_mut(s..))
+                && depth < MAX_DEPTH
+            {
+                clamp_wide(child, depth + 1);
+            }
+        }
+        return;
+    }
+    let Some(t) = encoding::read_temporal(value).filter(|t| !t.within_chrono()) else {
+        return;
+    };
+    let date_edge = |d: chrono::NaiveDate| super::datetime::days_since_epoch(&d);
+    let micros_edge = |t: chrono::NaiveDateTime| t.and_utc().timestamp_micros();
+    let clamped = match t {
+        Temporal::Date(d) if d > 0 => Temporal::Date(date_edge(chrono::NaiveDate::MAX)),
+        Temporal::Date(_) => Temporal::Date(date_edge(chrono::NaiveDate::MIN)),
+        Temporal::Timestamp(m) | Temporal::TimestampNtz(m) => {
+            let edge = if m > 0 {
+                micros_edge(chrono::NaiveDateTime::MAX)
+            } else {
+                micros_edge(chrono::NaiveDateTime::MIN)
+            };
+            match t {
+                Temporal::Timestamp(_) => Temporal::Timestamp(edge),
+                _ => Temporal::TimestampNtz(edge),
+            }
+        }
+    };
+    let mut bytes = Vec::with_capacity(9);
+    encoding::push_temporal(&mut bytes, clamped);
+    if let Some(dst) = value.get_mut(..bytes.len()) {
+        dst.copy_from_slice(&bytes);
+    }
 }
 
 #[cfg(test)]
@@ -416,6 +597,29 @@ mod tests {
         assert!(decode(&meta, &date).is_err());
         let uuid = [0x50, 1, 2, 3];
         assert!(decode(&meta, &uuid).is_err());
+    }
+
+    #[test]
+    fn shape_decoding_refuses_a_wide_date_that_overlaps_a_neighbour() {
+        // {"a": date, "b": 1} where the date's four bytes run over field b: clamping
+        // the date in place would rewrite b's header.
+        let meta = [0x01, 0x02, 0x00, 0x01, 0x02, b'a', b'b'];
+        let value = [
+            0x02, 0x02, 0x00, 0x01, 0x00, 0x01, 0x06, 0x2c, 0x0c, 0x08, 0x0c, 0x09, 0x00,
+        ];
+        let (_, wide) = check_value_wide(&value, &check_metadata(&meta).unwrap()).unwrap();
+        assert!(wide);
+        let mut scratch = Vec::new();
+        let e = decode_shape(&meta, &value, &mut scratch).unwrap_err();
+        assert!(e.beyond_decoder, "{e}");
+        // Without the overlap, the date is read as chrono's last day.
+        let apart = [
+            0x02, 0x02, 0x00, 0x01, 0x00, 0x05, 0x07, 0x2c, 0xff, 0xff, 0xff, 0x7f, 0x0c, 0x09,
+        ];
+        let v = decode_shape(&meta, &apart, &mut scratch).unwrap();
+        let o = v.as_object().unwrap();
+        assert_eq!(o.get("a"), Some(Variant::Date(chrono::NaiveDate::MAX)));
+        assert_eq!(o.get("b"), Some(Variant::Int8(9)));
     }
 
     #[test]
