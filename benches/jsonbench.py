@@ -194,8 +194,11 @@ def answer(rows):
 
 # --- runners ----------------------------------------------------------------
 
+PROFILE = "release"
+
+
 def cli():
-    return ROOT / "target" / "release" / "df-variant"
+    return ROOT / "target" / PROFILE / "df-variant"
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
@@ -249,10 +252,15 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--no-spark", action="store_true", help="skip Spark (a JVM start and several minutes)")
     ap.add_argument("--keep", type=Path, help="keep the data in this directory (reused when present)")
+    ap.add_argument("--profile", default="release",
+                    help="cargo profile to build and run (`profiling` is release with line tables, "
+                         "for perf; the same code generation)")
     a = ap.parse_args()
+    global PROFILE
+    PROFILE = a.profile
 
-    print(f"building df-variant and the DataFusion JSON-text peer (release) ...", file=sys.stderr)
-    subprocess.run(["cargo", "build", "--release", "--bin", "df-variant", "--example", "json_text"],
+    print(f"building df-variant and the DataFusion JSON-text peer ({PROFILE}) ...", file=sys.stderr)
+    subprocess.run(["cargo", "build", "--profile", PROFILE, "--bin", "df-variant", "--example", "json_text"],
                    cwd=ROOT, check=True)
     work = a.keep or Path(tempfile.mkdtemp(prefix="jsonbench_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -313,7 +321,7 @@ def main():
     # DataFusion + datafusion-functions-json on the JSON text
     qfile = work / "df_json.sql"
     qfile.write_text("\n".join(df_json()) + "\n")
-    ex = ROOT / "target" / "release" / "examples" / "json_text"
+    ex = ROOT / "target" / PROFILE / "examples" / "json_text"
     p = subprocess.run([str(ex), P("text.parquet"), str(a.runs), str(qfile)], text=True, capture_output=True,
                        env={**os.environ, "DATAFUSION_EXECUTION_TARGET_PARTITIONS": str(a.threads)})
     if p.returncode != 0:
