@@ -18,6 +18,7 @@
 //! | [`ReadJsonVariantExec`] | files, byte ranges per partition, parse options |
 //! | `DataSinkExec` + [`VariantParquetSink`] | the Parquet sink's configuration, the shredding mode and settings, the sort order |
 //! | `DataSinkExec` + `DeltaSink` | table URL, schema, the table to create, the sort order |
+//! | [`StringGroupCountExec`] | the group expression and the output schema |
 //!
 //! Our functions travel by name and are found in the receiving session, which
 //! must therefore have them registered ([`crate::with_variant`] or
@@ -72,6 +73,7 @@ use crate::config::{ShreddingMode, VariantOptions};
 use crate::fs::InputFile;
 use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
+use crate::optimizer::StringGroupCountExec;
 use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
 use crate::variant::json::JsonParseOptions;
 
@@ -114,7 +116,7 @@ pub fn plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn Execut
 
 #[derive(Clone, PartialEq, Message)]
 struct VariantNode {
-    #[prost(oneof = "node::Kind", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "node::Kind", tags = "1, 2, 3, 4, 5")]
     kind: Option<node::Kind>,
 }
 
@@ -131,6 +133,8 @@ mod node {
         ParquetSink(super::ParquetSinkNode),
         #[prost(message, tag = "4")]
         DeltaSink(super::DeltaSinkNode),
+        #[prost(message, tag = "5")]
+        GroupCount(super::GroupCountNode),
     }
 }
 
@@ -182,6 +186,16 @@ struct PathBoundNode {
     min: Option<protobuf::ScalarValue>,
     #[prost(message, optional, tag = "4")]
     max: Option<protobuf::ScalarValue>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct GroupCountNode {
+    /// The group expression, over the input.
+    #[prost(message, optional, tag = "1")]
+    group: Option<protobuf::PhysicalExprNode>,
+    /// The output schema (the partial aggregate's).
+    #[prost(message, optional, tag = "2")]
+    schema: Option<protobuf::Schema>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -299,6 +313,19 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Some(node::Kind::Json(json)) => decode_json(json),
             Some(node::Kind::ParquetSink(sink)) => self.decode_parquet_sink(sink, inputs, ctx),
             Some(node::Kind::DeltaSink(sink)) => self.decode_delta_sink(sink, inputs, ctx),
+            Some(node::Kind::GroupCount(node)) => {
+                let input = one_input("StringGroupCountExec", inputs)?;
+                let schema = decode_schema(node.schema.as_ref(), "StringGroupCountExec")?;
+                let group = node.group.as_ref().ok_or_else(|| {
+                    internal_datafusion_err!("StringGroupCountExec without its group")
+                })?;
+                let group = parse_physical_expr(group, ctx, &input.schema(), self)?;
+                Ok(Arc::new(StringGroupCountExec::try_new(
+                    Arc::clone(input),
+                    group,
+                    schema,
+                )?))
+            }
             None => internal_err!("df-variant plan node without a kind"),
         }
     }
@@ -315,6 +342,11 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             node::Kind::Json(encode_json(json)?)
         } else if let Some(exec) = node.downcast_ref::<DataSinkExec>() {
             self.encode_sink(exec)?
+        } else if let Some(exec) = node.downcast_ref::<StringGroupCountExec>() {
+            node::Kind::GroupCount(GroupCountNode {
+                group: Some(serialize_physical_expr(exec.group(), self)?),
+                schema: Some(exec.schema().as_ref().try_into()?),
+            })
         } else {
             return internal_err!(
                 "df-variant's codec cannot serialize {}: it is not a node of df-variant",
@@ -592,7 +624,6 @@ fn one_input<'a>(
     }
 }
 
-#[cfg(feature = "delta")]
 fn decode_schema(
     schema: Option<&protobuf::Schema>,
     what: &str,

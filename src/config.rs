@@ -38,6 +38,11 @@ extensions_options! {
         /// Reads `variant_get` extractions from shredded Parquet leaves and prunes
         /// row groups and pages on their statistics. `false` reads whole values.
         pub pushdown: bool, default = true
+        /// Counts `count(*) ... GROUP BY` one string column by the column's
+        /// views (`StringGroupCountExec`: a string is hashed once per batch,
+        /// not once per row). `false` leaves the count to DataFusion's
+        /// aggregate.
+        pub string_group_count: bool, default = true
         /// NDJSON lines (`read_json_variant`): `false` (the default) makes content
         /// after a line's JSON value (`{"a":1}{"b":2}`) an error naming file and
         /// line; `true` keeps Spark's `parse_json` rule and ignores it.

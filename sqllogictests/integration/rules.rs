@@ -331,3 +331,126 @@ async fn element_tests_prune_only_where_sound() -> Result<()> {
     }
     Ok(())
 }
+
+/// Runs `q` and returns its rows as text and the summed `passed_rows` of its
+/// `StringGroupCountExec` nodes (`None` when the plan has none).
+async fn counted(ctx: &SessionContext, q: &str) -> Result<(String, Option<usize>)> {
+    let plan = ctx.sql(q).await?.create_physical_plan().await?;
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    let mut passed = None;
+    let mut stack = vec![Arc::clone(&plan)];
+    while let Some(node) = stack.pop() {
+        if node.name() == "StringGroupCountExec" {
+            let rows = node
+                .metrics()
+                .and_then(|m| m.sum_by_name("passed_rows"))
+                .map_or(0, |v| v.as_usize());
+            *passed.get_or_insert(0) += rows;
+        }
+        stack.extend(node.children().into_iter().cloned());
+    }
+    let text = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+    Ok((text, passed))
+}
+
+/// Whether the physical plan of `q` holds a `StringGroupCountExec`.
+async fn fires(ctx: &SessionContext, q: &str) -> Result<bool> {
+    let plan = ctx.sql(q).await?.create_physical_plan().await?;
+    Ok(displayable(plan.as_ref())
+        .indent(true)
+        .to_string()
+        .contains("StringGroupCountExec"))
+}
+
+#[tokio::test]
+async fn string_group_count_fires_only_on_a_partial_count_of_one_string() -> Result<()> {
+    let f = fixture("group_count").await?;
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
+    sql(
+        &f.ctx,
+        "CREATE TABLE s AS SELECT arrow_cast('k' || (i % 3), 'Utf8View') AS sv, \
+         'k' || (i % 3) AS s8, i FROM generate_series(1, 100) t(i)",
+    )
+    .await?;
+    for q in [
+        "SELECT sv, count(*) FROM s GROUP BY sv",
+        "SELECT sv, count(1), count(*) FROM s GROUP BY sv",
+        "SELECT DISTINCT sv FROM s",
+        "SELECT v:a::string AS a, count(*) FROM shredded GROUP BY a",
+    ] {
+        assert!(fires(&f.ctx, q).await?, "must fire: {q}");
+    }
+    for q in [
+        // Utf8, not views.
+        "SELECT s8, count(*) FROM s GROUP BY s8",
+        // Aggregates other than a count of rows.
+        "SELECT sv, count(i) FROM s GROUP BY sv",
+        "SELECT sv, count(DISTINCT i) FROM s GROUP BY sv",
+        "SELECT sv, count(*) FILTER (WHERE i > 5) FROM s GROUP BY sv",
+        "SELECT sv, count(*), sum(i) FROM s GROUP BY sv",
+        // Two groups, a grouping set, a non-string group.
+        "SELECT sv, s8, count(*) FROM s GROUP BY sv, s8",
+        "SELECT sv, count(*) FROM s GROUP BY ROLLUP (sv)",
+        "SELECT i, count(*) FROM s GROUP BY i",
+    ] {
+        assert!(!fires(&f.ctx, q).await?, "must not fire: {q}");
+    }
+    // One partition: a single aggregate, not a partial one.
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 1").await?;
+    let q = "SELECT v:a::string AS a, count(*) FROM shredded GROUP BY a";
+    assert!(!fires(&f.ctx, q).await?, "must not fire: {q}");
+    // Off.
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
+    sql(&f.ctx, "SET variant.string_group_count = false").await?;
+    assert!(!fires(&f.ctx, "SELECT sv, count(*) FROM s GROUP BY sv").await?);
+    Ok(())
+}
+
+/// Rule on against rule off over strings of every kind: long and inline, empty
+/// and NULL, few and many per batch; in memory (each row its own view) and
+/// from Parquet dictionary pages (equal strings, equal views), with more groups
+/// than a partition keeps before it flushes.
+#[tokio::test]
+async fn string_group_count_answers_as_datafusion_does() -> Result<()> {
+    let f = fixture("group_count_answers").await?;
+    let ctx = &f.ctx;
+    sql(ctx, "SET datafusion.execution.target_partitions = 2").await?;
+    sql(
+        ctx,
+        "CREATE TABLE m AS SELECT \
+         arrow_cast(CASE WHEN i % 9 = 0 THEN NULL \
+           ELSE 'a group name longer than twelve bytes ' || (i % 10) END, 'Utf8View') AS low, \
+         arrow_cast('g' || (i / 16), 'Utf8View') AS mid, \
+         arrow_cast(CASE WHEN i % 4 = 0 THEN '' ELSE 'k' || (i % 3) END, 'Utf8View') AS short \
+         FROM generate_series(1, 600000) t(i)",
+    )
+    .await?;
+    let file = f.dir.join("strings.parquet");
+    sql(
+        ctx,
+        &format!("COPY m TO '{}' STORED AS PARQUET", file.display()),
+    )
+    .await?;
+    register(ctx, "p", &file).await?;
+    for (table, column, passes) in [
+        ("m", "low", true),
+        ("m", "short", false),
+        ("p", "low", false),
+        ("p", "mid", false),
+        ("p", "short", false),
+    ] {
+        let q = format!(
+            "SELECT {column} AS g, count(*) AS n, count(1) AS m FROM {table} \
+             GROUP BY g ORDER BY g NULLS FIRST"
+        );
+        sql(ctx, "SET variant.string_group_count = true").await?;
+        let (on, passed) = counted(ctx, &q).await?;
+        sql(ctx, "SET variant.string_group_count = false").await?;
+        let (off, none) = counted(ctx, &q).await?;
+        assert_eq!(on, off, "{q}");
+        assert_eq!(none, None, "{q}: the rule fired while off");
+        let passed = passed.unwrap_or_else(|| panic!("{q}: the rule did not fire"));
+        assert_eq!(passed > 0, passes, "{q}: {passed} rows passed on");
+    }
+    Ok(())
+}

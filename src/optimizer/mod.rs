@@ -15,6 +15,7 @@
 //! 5. Per file at run time: [`crate::parquet::shredded_get`] reads the path's
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
+mod group_count;
 mod variant_get_pushdown;
 mod variant_get_split;
 mod write;
@@ -25,6 +26,7 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
+pub use group_count::{StringGroupCount, StringGroupCountExec};
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
 pub use write::VariantWriteRule;
@@ -53,8 +55,15 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
 /// The physical optimizer rules, appended after DataFusion's defaults (which
 /// must have placed projections, filters and repartitions first):
 /// 1. [`VariantWriteRule`]: swaps Parquet sinks with VARIANT columns for ours;
-/// 2. [`VariantGetPushdown`] last, so that it sees the final shape of every
-///    scan and of the filters above it.
+/// 2. [`VariantGetPushdown`], so that it sees the final shape of every scan and
+///    of the filters above it;
+/// 3. [`StringGroupCount`]: counts of one string column's groups, over the
+///    final shape of the aggregates (after DataFusion combined and
+///    repartitioned them).
 pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    vec![Arc::new(VariantWriteRule), Arc::new(VariantGetPushdown)]
+    vec![
+        Arc::new(VariantWriteRule),
+        Arc::new(VariantGetPushdown),
+        Arc::new(StringGroupCount),
+    ]
 }
