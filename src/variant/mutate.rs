@@ -54,6 +54,7 @@ use super::encoding::{
 };
 use super::json::SIZE_LIMIT;
 use super::path::PathSegment;
+use super::raw::malformed;
 use super::validate::{MalformedVariant, check_metadata, check_value_wide};
 
 /// Why a mutation failed.
@@ -241,10 +242,6 @@ pub fn strip_nulls(
         Edit::Unchanged => None,
         Edit::Replaced(v) => Some(v),
     })
-}
-
-fn malformed(what: &str) -> MalformedVariant {
-    MalformedVariant::new(format!("{what} does not fit in the value"))
 }
 
 /// The `(field id, value bytes)` of the object at the start of `value`, in

@@ -16,7 +16,9 @@ type R<T> = Result<T, MalformedVariant>;
 
 #[cold]
 #[inline(never)]
-fn malformed(what: &str) -> MalformedVariant {
+/// The error for a part of a value (`what`: "an object header") that its bytes
+/// do not hold.
+pub(crate) fn malformed(what: &str) -> MalformedVariant {
     MalformedVariant::new(format!("{what} does not fit in the value"))
 }
 

@@ -51,14 +51,11 @@ impl std::fmt::Display for MalformedVariant {
 
 impl std::error::Error for MalformedVariant {}
 
-#[cold]
-#[inline(never)]
-fn bad(reason: impl Into<String>) -> MalformedVariant {
-    MalformedVariant::new(reason)
-}
-
 impl MalformedVariant {
-    /// Malformed bytes, for the reason given.
+    /// Malformed bytes, for the reason given (cold: kept out of the checks'
+    /// hot loops).
+    #[cold]
+    #[inline(never)]
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
@@ -88,7 +85,7 @@ type R<T> = Result<T, MalformedVariant>;
 
 fn read_field(bytes: &[u8], pos: usize, width: usize, what: &str) -> R<usize> {
     encoding::read_uint(bytes, pos, width).ok_or_else(|| {
-        bad(format!(
+        MalformedVariant::new(format!(
             "{what} at byte {pos} is past the end ({} bytes)",
             bytes.len()
         ))
@@ -112,9 +109,11 @@ pub fn check_metadata(metadata: &[u8]) -> R<Vec<&str>> {
 /// [`MalformedVariant`] when the bytes are not a valid metadata dictionary.
 pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -> R<()> {
     strings.clear();
-    let header = *metadata.first().ok_or_else(|| bad("empty metadata"))?;
+    let header = *metadata
+        .first()
+        .ok_or_else(|| MalformedVariant::new("empty metadata"))?;
     if header & 0x0f != 1 {
-        return Err(bad(format!(
+        return Err(MalformedVariant::new(format!(
             "unsupported metadata version {}",
             header & 0x0f
         )));
@@ -128,7 +127,7 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
         .and_then(|n| n.checked_add(offsets_start))
         .filter(|&n| n <= metadata.len())
         .ok_or_else(|| {
-            bad(format!(
+            MalformedVariant::new(format!(
                 "metadata dictionary of {size} strings does not fit"
             ))
         })?;
@@ -136,7 +135,7 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
     strings.reserve(size);
     let mut prev = read_field(metadata, offsets_start, width, "metadata offset")?;
     if prev != 0 {
-        return Err(bad("first metadata offset is not 0"));
+        return Err(MalformedVariant::new("first metadata offset is not 0"));
     }
     for i in 0..size {
         let next = read_field(
@@ -146,17 +145,21 @@ pub fn check_metadata_into<'m>(metadata: &'m [u8], strings: &mut Vec<&'m str>) -
             "metadata offset",
         )?;
         if next < prev || next > data.len() {
-            return Err(bad(format!("metadata offset {i} out of range")));
+            return Err(MalformedVariant::new(format!(
+                "metadata offset {i} out of range"
+            )));
         }
         let s = std::str::from_utf8(&data[prev..next])
-            .map_err(|_| bad(format!("metadata string {i} is not UTF-8")))?;
+            .map_err(|_| MalformedVariant::new(format!("metadata string {i} is not UTF-8")))?;
         strings.push(s);
         prev = next;
     }
     if header & 0x10 != 0 {
         for w in strings.windows(2) {
             if w[0] >= w[1] {
-                return Err(bad("metadata marked sorted is not sorted and unique"));
+                return Err(MalformedVariant::new(
+                    "metadata marked sorted is not sorted and unique",
+                ));
             }
         }
     }
@@ -184,12 +187,12 @@ fn check_decimal(value: &[u8], pos: usize, width: usize) -> R<()> {
         }
     };
     if scale > max_precision {
-        return Err(bad(format!(
+        return Err(MalformedVariant::new(format!(
             "decimal scale {scale} is above the precision {max_precision} of its width"
         )));
     }
     if unscaled.unsigned_abs() >= 10u128.pow(u32::from(max_precision)) {
-        return Err(bad(format!(
+        return Err(MalformedVariant::new(format!(
             "decimal {unscaled} has more than {max_precision} digits"
         )));
     }
@@ -205,17 +208,19 @@ fn check_value(
     mut wide: Option<&mut bool>,
 ) -> R<usize> {
     if depth > MAX_DEPTH {
-        return Err(bad(format!("nesting deeper than {MAX_DEPTH} levels")));
+        return Err(MalformedVariant::new(format!(
+            "nesting deeper than {MAX_DEPTH} levels"
+        )));
     }
-    let header = *value
-        .get(pos)
-        .ok_or_else(|| bad(format!("value ends at byte {pos}, expected a header")))?;
+    let header = *value.get(pos).ok_or_else(|| {
+        MalformedVariant::new(format!("value ends at byte {pos}, expected a header"))
+    })?;
     let basic = encoding::basic_type(header);
     let hdr = (header >> 2) as usize;
     let need = |len: usize| -> R<usize> {
         let total = len + 1;
         if pos + total > value.len() {
-            Err(bad(format!(
+            Err(MalformedVariant::new(format!(
                 "value at byte {pos} needs {total} bytes, {} left",
                 value.len() - pos
             )))
@@ -228,16 +233,20 @@ fn check_value(
             let type_id = hdr as u8;
             let Some(size) = encoding::fixed_primitive_size(type_id) else {
                 if !encoding::is_length_prefixed(type_id) {
-                    return Err(bad(format!("unknown primitive type {hdr} at byte {pos}")));
+                    return Err(MalformedVariant::new(format!(
+                        "unknown primitive type {hdr} at byte {pos}"
+                    )));
                 }
                 let len = read_field(value, pos + 1, 4, "string length")?;
                 let n = need(
                     4usize
                         .checked_add(len)
-                        .ok_or_else(|| bad("length overflow"))?,
+                        .ok_or_else(|| MalformedVariant::new("length overflow"))?,
                 )?;
                 if hdr == 16 && std::str::from_utf8(&value[pos + 5..pos + 5 + len]).is_err() {
-                    return Err(bad(format!("string at byte {pos} is not UTF-8")));
+                    return Err(MalformedVariant::new(format!(
+                        "string at byte {pos} is not UTF-8"
+                    )));
                 }
                 return Ok(n);
             };
@@ -246,14 +255,15 @@ fn check_value(
                 17 => {
                     let micros = read_field(value, pos + 1, 8, "time")?;
                     if micros >= 86_400_000_000 {
-                        return Err(bad(format!(
+                        return Err(MalformedVariant::new(format!(
                             "time of {micros} microseconds is out of range"
                         )));
                     }
                 }
                 11..=13 => {
-                    let t = encoding::read_temporal(&value[pos..])
-                        .ok_or_else(|| bad(format!("date or timestamp at byte {pos} is cut")))?;
+                    let t = encoding::read_temporal(&value[pos..]).ok_or_else(|| {
+                        MalformedVariant::new(format!("date or timestamp at byte {pos} is cut"))
+                    })?;
                     if !t.within_chrono() {
                         match wide.as_deref_mut() {
                             Some(seen) => *seen = true,
@@ -269,25 +279,33 @@ fn check_value(
         1 => {
             let n = need(hdr)?;
             if std::str::from_utf8(&value[pos + 1..pos + 1 + hdr]).is_err() {
-                return Err(bad(format!("string at byte {pos} is not UTF-8")));
+                return Err(MalformedVariant::new(format!(
+                    "string at byte {pos} is not UTF-8"
+                )));
             }
             Ok(n)
         }
         2 => {
             let c = encoding::container(&value[pos..], true)
                 .filter(|c| pos + c.data_start <= value.len())
-                .ok_or_else(|| bad(format!("object at byte {pos} does not fit")))?;
+                .ok_or_else(|| {
+                    MalformedVariant::new(format!("object at byte {pos} does not fit"))
+                })?;
             let (n, id_w, off_w) = (c.n, c.id_w, c.off_w);
             let (ids_start, offs_start, data_start) =
                 (pos + c.ids_start, pos + c.offs_start, pos + c.data_start);
             let data_len = read_field(value, offs_start + n * off_w, off_w, "object end offset")?;
             if n == 0 && data_len != 0 {
-                return Err(bad(format!("empty object at byte {pos} has data")));
+                return Err(MalformedVariant::new(format!(
+                    "empty object at byte {pos} has data"
+                )));
             }
             let end = data_start
                 .checked_add(data_len)
                 .filter(|&e| e <= value.len())
-                .ok_or_else(|| bad(format!("object at byte {pos} runs past the end")))?;
+                .ok_or_else(|| {
+                    MalformedVariant::new(format!("object at byte {pos} runs past the end"))
+                })?;
             // Fields are listed by name, so duplicates are neighbours; only objects
             // sorted another way (Spark sorts by UTF-16 code units, which differs
             // for some non-ASCII names) need a set to find them.
@@ -295,12 +313,14 @@ fn check_value(
             let mut in_byte_order = true;
             for i in 0..n {
                 let id = read_field(value, ids_start + i * id_w, id_w, "field id")?;
-                let name = *dict
-                    .get(id)
-                    .ok_or_else(|| bad(format!("field id {id} is not in the dictionary")))?;
+                let name = *dict.get(id).ok_or_else(|| {
+                    MalformedVariant::new(format!("field id {id} is not in the dictionary"))
+                })?;
                 if let Some(p) = prev_name {
                     if p == name {
-                        return Err(bad(format!("duplicate field name \"{name}\"")));
+                        return Err(MalformedVariant::new(format!(
+                            "duplicate field name \"{name}\""
+                        )));
                     }
                     if p > name {
                         // Out of byte order is fine only where UTF-16 order (Spark's)
@@ -309,7 +329,9 @@ fn check_value(
                         if name.is_ascii() && p.is_ascii()
                             || p.encode_utf16().cmp(name.encode_utf16()).is_gt()
                         {
-                            return Err(bad(format!("object fields are not sorted at \"{name}\"")));
+                            return Err(MalformedVariant::new(format!(
+                                "object fields are not sorted at \"{name}\""
+                            )));
                         }
                         in_byte_order = false;
                     }
@@ -317,7 +339,9 @@ fn check_value(
                 prev_name = Some(name);
                 let off = read_field(value, offs_start + i * off_w, off_w, "field offset")?;
                 if off >= data_len {
-                    return Err(bad(format!("field offset {off} out of range")));
+                    return Err(MalformedVariant::new(format!(
+                        "field offset {off} out of range"
+                    )));
                 }
                 let child_len = check_value(
                     &value[..end],
@@ -327,7 +351,7 @@ fn check_value(
                     wide.as_deref_mut(),
                 )?;
                 if data_start + off + child_len > end {
-                    return Err(bad("object field runs past the object"));
+                    return Err(MalformedVariant::new("object field runs past the object"));
                 }
             }
             if !in_byte_order {
@@ -335,7 +359,10 @@ fn check_value(
                 for i in 0..n {
                     let id = read_field(value, ids_start + i * id_w, id_w, "field id")?;
                     if !seen.insert(dict[id]) {
-                        return Err(bad(format!("duplicate field name \"{}\"", dict[id])));
+                        return Err(MalformedVariant::new(format!(
+                            "duplicate field name \"{}\"",
+                            dict[id]
+                        )));
                     }
                 }
             }
@@ -344,24 +371,32 @@ fn check_value(
         _ => {
             let c = encoding::container(&value[pos..], false)
                 .filter(|c| pos + c.data_start <= value.len())
-                .ok_or_else(|| bad(format!("array at byte {pos} does not fit")))?;
+                .ok_or_else(|| {
+                    MalformedVariant::new(format!("array at byte {pos} does not fit"))
+                })?;
             let (n, off_w, offs_start, data_start) =
                 (c.n, c.off_w, pos + c.offs_start, pos + c.data_start);
             let data_len = read_field(value, offs_start + n * off_w, off_w, "array end offset")?;
             if n == 0 && data_len != 0 {
-                return Err(bad(format!("empty array at byte {pos} has data")));
+                return Err(MalformedVariant::new(format!(
+                    "empty array at byte {pos} has data"
+                )));
             }
             let end = data_start
                 .checked_add(data_len)
                 .filter(|&e| e <= value.len())
-                .ok_or_else(|| bad(format!("array at byte {pos} runs past the end")))?;
+                .ok_or_else(|| {
+                    MalformedVariant::new(format!("array at byte {pos} runs past the end"))
+                })?;
             let mut prev = 0;
             for i in 0..n {
                 let off = read_field(value, offs_start + i * off_w, off_w, "element offset")?;
                 let next =
                     read_field(value, offs_start + (i + 1) * off_w, off_w, "element offset")?;
                 if off != prev || next < off || next > data_len {
-                    return Err(bad(format!("array element {i} offsets out of order")));
+                    return Err(MalformedVariant::new(format!(
+                        "array element {i} offsets out of order"
+                    )));
                 }
                 let child_len = check_value(
                     &value[..end],
@@ -371,7 +406,9 @@ fn check_value(
                     wide.as_deref_mut(),
                 )?;
                 if child_len != next - off {
-                    return Err(bad(format!("array element {i} has the wrong length")));
+                    return Err(MalformedVariant::new(format!(
+                        "array element {i} has the wrong length"
+                    )));
                 }
                 prev = next;
             }
@@ -462,7 +499,7 @@ fn decode_checked<'m, 'v>(
     let guarded = std::panic::catch_unwind(|| {
         Variant::new_with_metadata(VariantMetadata::new(metadata), value)
     });
-    guarded.map_err(|_| bad("the decoder rejected the bytes"))
+    guarded.map_err(|_| MalformedVariant::new("the decoder rejected the bytes"))
 }
 
 /// [`decode`] for readers of a value's types and shape only (`schema_of_variant`,
