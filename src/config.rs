@@ -43,6 +43,10 @@ extensions_options! {
         /// not once per row). `false` leaves the count to DataFusion's
         /// aggregate.
         pub string_group_count: bool, default = true
+        /// Compares `s = 'literal'` in filters by the strings' views
+        /// (`ViewEqExpr`: a string is compared once per distinct view of a
+        /// batch, not once per row). `false` leaves it to DataFusion's `=`.
+        pub string_view_filter: bool, default = true
         /// NDJSON lines (`read_json_variant`): `false` (the default) makes content
         /// after a line's JSON value (`{"a":1}{"b":2}`) an error naming file and
         /// line; `true` keeps Spark's `parse_json` rule and ignores it.

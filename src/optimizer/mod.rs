@@ -18,6 +18,7 @@
 mod group_count;
 mod variant_get_pushdown;
 mod variant_get_split;
+mod view_eq;
 mod write;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 pub use group_count::{StringGroupCount, StringGroupCountExec};
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
+pub use view_eq::{StringViewFilter, ViewEqExpr};
 pub use write::VariantWriteRule;
 
 /// The analyzer rules, ours first and then DataFusion's defaults:
@@ -59,11 +61,14 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
 ///    of the filters above it;
 /// 3. [`StringGroupCount`]: counts of one string column's groups, over the
 ///    final shape of the aggregates (after DataFusion combined and
-///    repartitioned them).
+///    repartitioned them);
+/// 4. [`StringViewFilter`]: string equalities in filters compared by views,
+///    after [`VariantGetPushdown`] read those filters for pruning.
 pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     vec![
         Arc::new(VariantWriteRule),
         Arc::new(VariantGetPushdown),
         Arc::new(StringGroupCount),
+        Arc::new(StringViewFilter),
     ]
 }
