@@ -47,6 +47,11 @@ extensions_options! {
         /// (`ViewEqExpr`: a string is compared once per distinct view of a
         /// batch, not once per row). `false` leaves it to DataFusion's `=`.
         pub string_view_filter: bool, default = true
+        /// Answers `date_part` / `EXTRACT` of the year, month, day, hour or
+        /// minute of a timestamp in UTC, without a zone or at a fixed offset
+        /// by arithmetic (`FastDatePart`). `false` leaves every row to
+        /// DataFusion's kernel, which asks the time zone per row.
+        pub fast_date_part: bool, default = true
         /// NDJSON lines (`read_json_variant`): `false` (the default) makes content
         /// after a line's JSON value (`{"a":1}{"b":2}`) an error naming file and
         /// line; `true` keeps Spark's `parse_json` rule and ignores it.
@@ -195,6 +200,13 @@ impl VariantOptions {
             ShreddingSetting::Auto if self.shredding_schema.0.is_empty() => ShreddingMode::Auto,
             ShreddingSetting::Auto => ShreddingMode::Schema(self.shredding_schema.0.clone()),
         }
+    }
+
+    /// Whether the boolean setting that `flag` reads is on in `config`; a
+    /// session without our settings has every default, and these flags
+    /// default to on.
+    pub fn enabled(config: &ConfigOptions, flag: impl Fn(&VariantOptions) -> bool) -> bool {
+        config.extensions.get::<VariantOptions>().is_none_or(flag)
     }
 }
 

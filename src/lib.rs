@@ -70,6 +70,13 @@ pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
         registry.register_udf(f)?;
     }
     udf::coerce::register_coercing(registry)?;
+    if let Some(fast) = registry
+        .udf("date_part")
+        .ok()
+        .and_then(|f| udf::date_part::FastDatePart::replacing(&f))
+    {
+        registry.register_udf(Arc::new(fast))?;
+    }
     for f in udaf::functions() {
         registry.register_udaf(f)?;
     }
@@ -113,6 +120,14 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
             .cloned()
     });
     functions.extend(wrapped);
+    // DataFusion's date_part with its fixed-offset fast path, also for plans
+    // decoded by name (the analyzer swaps the calls that EXTRACT plans).
+    let date_part = functions
+        .iter()
+        .rev()
+        .find(|f| f.name() == "date_part")
+        .and_then(|f| udf::date_part::FastDatePart::replacing(f));
+    functions.extend(date_part.map(Arc::new));
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)

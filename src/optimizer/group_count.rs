@@ -74,11 +74,7 @@ impl PhysicalOptimizerRule for StringGroupCount {
         plan: Arc<dyn ExecutionPlan>,
         config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let on = config
-            .extensions
-            .get::<VariantOptions>()
-            .is_none_or(|o| o.string_group_count);
-        if !on {
+        if !VariantOptions::enabled(config, |o| o.string_group_count) {
             return Ok(plan);
         }
         plan.transform_up(|node| {

@@ -15,6 +15,7 @@
 //! 5. Per file at run time: [`crate::parquet::shredded_get`] reads the path's
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
+mod date_part;
 mod group_count;
 mod variant_get_pushdown;
 mod variant_get_split;
@@ -27,6 +28,7 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
+pub use date_part::FastDatePartSwap;
 pub use group_count::{StringGroupCount, StringGroupCountExec};
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
@@ -42,13 +44,17 @@ pub use write::VariantWriteRule;
 /// 3. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
 ///    grouping or comparing VARIANT values is refused with our error instead of a
 ///    coercion error about structs;
-/// 4. DataFusion's default analyzer rules.
+/// 4. [`FastDatePartSwap`]: `EXTRACT` and DataFusion's `date_part()`
+///    expression function name DataFusion's own function object, not the
+///    registry's;
+/// 5. DataFusion's default analyzer rules.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
         Arc::new(crate::sql::DecorrelateLateralExplode),
         Arc::new(crate::sql::VariantCastRewrite),
         Arc::new(VariantGetSplit),
         Arc::new(crate::sql::VariantOperationCheck),
+        Arc::new(FastDatePartSwap),
     ];
     rules.extend(Analyzer::new().rules);
     rules

@@ -59,11 +59,7 @@ impl PhysicalOptimizerRule for StringViewFilter {
         plan: Arc<dyn ExecutionPlan>,
         config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let on = config
-            .extensions
-            .get::<VariantOptions>()
-            .is_none_or(|o| o.string_view_filter);
-        if !on {
+        if !VariantOptions::enabled(config, |o| o.string_view_filter) {
             return Ok(plan);
         }
         plan.transform_up(|node| {
