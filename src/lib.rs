@@ -80,6 +80,13 @@ pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
     for f in udaf::functions() {
         registry.register_udaf(f)?;
     }
+    if let Some(fast) = registry
+        .udaf("count")
+        .ok()
+        .and_then(|f| udaf::count_distinct::FastCount::replacing(&f))
+    {
+        registry.register_udaf(Arc::new(fast))?;
+    }
     Ok(())
 }
 
@@ -132,6 +139,14 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
         .extend(udaf::functions());
+    // DataFusion's count with a groups accumulator for count(DISTINCT string).
+    let aggregates = builder.aggregate_functions().get_or_insert_with(Vec::new);
+    let count = aggregates
+        .iter()
+        .rev()
+        .find(|f| f.name() == "count")
+        .and_then(|f| udaf::count_distinct::FastCount::replacing(f));
+    aggregates.extend(count.map(Arc::new));
     let mut table_functions = ingest::table_functions();
     table_functions.extend(parquet::table_functions());
     #[cfg(feature = "delta")]

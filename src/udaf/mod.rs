@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::AggregateUDF;
 
+pub mod count_distinct;
 mod schema_of_variant_agg;
 
 pub use schema_of_variant_agg::SchemaOfVariantAgg;
