@@ -162,6 +162,18 @@ pub struct StringDistinctCountGroups {
     hasher: RandomState,
 }
 
+/// The slots of the per-batch table of recent (view, group) pairs.
+const RECENT: usize = 1024;
+
+/// The slot of a (view, group) pair: the view's offset or inline bytes mixed
+/// with its length and the group.
+fn recent_slot(view: u128, group: usize) -> usize {
+    let mixed = (view >> 64) as u64
+        ^ (view as u64).rotate_left(17)
+        ^ (group as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % RECENT
+}
+
 /// The length of the string a view describes.
 fn view_len(view: u128) -> usize {
     view as u32 as usize
@@ -252,12 +264,23 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         self.counts.resize(total_num_groups, 0);
         let strings = values[0].as_string_view();
         let views = strings.views();
+        // Within one batch, equal views are equal strings (a dictionary page
+        // decodes a repeated string to one view): a (view, group) pair seen
+        // in the batch's recent rows is counted already.
+        let mut recent = [(0u128, usize::MAX); RECENT];
         for (row, &group) in group_indices.iter().enumerate() {
             let counted =
                 strings.is_valid(row) && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
-            if counted {
-                self.insert(group, views[row], strings.value(row).as_bytes())?;
+            if !counted {
+                continue;
             }
+            let view = views[row];
+            let slot = &mut recent[recent_slot(view, group)];
+            if *slot == (view, group) {
+                continue;
+            }
+            *slot = (view, group);
+            self.insert(group, view, strings.value(row).as_bytes())?;
         }
         Ok(())
     }
@@ -387,9 +410,13 @@ mod tests {
     use super::*;
 
     /// Strings of rows: short and long, repeated within and across groups,
-    /// empty, and NULL every 17th row.
+    /// empty, and NULL every 17th row; for an odd `salt` equal long strings
+    /// share one view, as a dictionary page decodes.
     fn column(rows: usize, salt: usize) -> ArrayRef {
         let mut b = StringViewBuilder::new();
+        if salt % 2 == 1 {
+            b = b.with_deduplicate_strings();
+        }
         for r in 0..rows {
             match (r * 7 + salt) % 17 {
                 0 => b.append_null(),
