@@ -14,6 +14,12 @@
 
 use std::time::Instant;
 
+// As datafusion-cli, which a DataFusion user runs, allocates (and as the
+// df-variant CLI does).
+#[cfg(feature = "cli")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
