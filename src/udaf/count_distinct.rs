@@ -160,6 +160,8 @@ pub struct StringDistinctCountGroups {
     arena: Vec<u8>,
     counts: Vec<i64>,
     hasher: RandomState,
+    /// The per-batch table of recent (view, group) pairs ([`RECENT`] slots).
+    recent: Vec<(u128, usize)>,
 }
 
 /// The slots of the per-batch table of recent (view, group) pairs.
@@ -267,7 +269,10 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         // Within one batch, equal views are equal strings (a dictionary page
         // decodes a repeated string to one view): a (view, group) pair seen
         // in the batch's recent rows is counted already.
-        let mut recent = [(0u128, usize::MAX); RECENT];
+        // Kept between batches for its allocation only.
+        let mut recent = std::mem::take(&mut self.recent);
+        recent.clear();
+        recent.resize(RECENT, (0, usize::MAX));
         for (row, &group) in group_indices.iter().enumerate() {
             let counted =
                 strings.is_valid(row) && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
@@ -282,6 +287,7 @@ impl GroupsAccumulator for StringDistinctCountGroups {
             *slot = (view, group);
             self.insert(group, view, strings.value(row).as_bytes())?;
         }
+        self.recent = recent;
         Ok(())
     }
 
@@ -375,11 +381,14 @@ impl GroupsAccumulator for StringDistinctCountGroups {
     ) -> Result<Vec<ArrayRef>> {
         // Each row its own list of its string (none when NULL or filtered out).
         let strings = values[0].as_string_view();
-        let counted = BooleanArray::from_iter((0..strings.len()).map(|row| {
-            Some(
-                strings.is_valid(row) && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row)),
-            )
-        }));
+        let counted: BooleanArray = (0..strings.len())
+            .map(|row| {
+                Some(
+                    strings.is_valid(row)
+                        && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row)),
+                )
+            })
+            .collect();
         let kept = datafusion::arrow::compute::filter(strings, &counted)?;
         let offsets = OffsetBuffer::from_lengths(counted.values().iter().map(usize::from));
         let list = ListArray::try_new(
