@@ -182,16 +182,22 @@ fn view_len(view: u128) -> usize {
 }
 
 impl StringDistinctCountGroups {
+    /// The hash of `group` and a string: an inline string's view, a longer
+    /// one's `bytes` (equal strings are either both inline or both not).
+    fn hash(&self, group: usize, view: u128, bytes: &[u8]) -> u64 {
+        if view_len(view) <= 12 {
+            self.hasher.hash_one((group, view))
+        } else {
+            self.hasher.hash_one((group, bytes))
+        }
+    }
+
     /// Adds `bytes` (whose view in its own array is `view`) to `group`.
     fn insert(&mut self, group: usize, view: u128, bytes: &[u8]) -> Result<()> {
         // An inline view is compared whole: arrow requires zeros past the
         // string.
         let inline = view_len(view) <= 12;
-        let hash = if inline {
-            self.hasher.hash_one((group, view))
-        } else {
-            self.hasher.hash_one((group, bytes))
-        };
+        let hash = self.hash(group, view, bytes);
         let arena = &self.arena;
         let same = |e: &Entry| {
             e.group == group
@@ -238,17 +244,17 @@ impl StringDistinctCountGroups {
     /// Keeps the entries of groups `n..` as groups `0..` (after the first `n`
     /// were emitted).
     fn drop_first(&mut self, n: usize) {
-        self.table.retain(|e| e.group >= n);
-        let mut kept = HashTable::with_capacity(self.table.len());
-        for mut e in self.table.drain() {
+        let mut old = std::mem::take(&mut self.table);
+        old.retain(|e| e.group >= n);
+        let mut kept = HashTable::with_capacity(old.len());
+        for mut e in old {
             e.group -= n;
-            e.hash = if view_len(e.view) <= 12 {
-                self.hasher.hash_one((e.group, e.view))
-            } else {
-                let start = (e.view >> 96) as u32 as usize;
-                let bytes = &self.arena[start..start + view_len(e.view)];
-                self.hasher.hash_one((e.group, bytes))
-            };
+            let start = (e.view >> 96) as u32 as usize;
+            let bytes = self
+                .arena
+                .get(start..start + view_len(e.view))
+                .unwrap_or_default();
+            e.hash = self.hash(e.group, e.view, bytes);
             kept.insert_unique(e.hash, e, |e| e.hash);
         }
         self.table = kept;

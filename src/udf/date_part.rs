@@ -49,6 +49,7 @@ use datafusion::logical_expr::{
 };
 
 use crate::config::VariantOptions;
+use crate::variant::calendar::civil_from_days;
 
 /// DataFusion's `date_part` with the fast path of the module docs.
 #[derive(Debug, Default, PartialEq, Eq, Hash)]
@@ -223,7 +224,7 @@ fn parts<const PER_SECOND: i64>(values: &[i64], offset: i64, part: Part) -> Opti
         Part::Year | Part::Month | Part::Day => values
             .iter()
             .map(|v| {
-                let (year, month, day) = civil(local(v).div_euclid(86_400));
+                let (year, month, day) = civil_from_days(local(v).div_euclid(86_400));
                 match part {
                     Part::Year => year as i32,
                     Part::Month => month as i32,
@@ -232,27 +233,6 @@ fn parts<const PER_SECOND: i64>(values: &[i64], offset: i64, part: Part) -> Opti
             })
             .collect(),
     })
-}
-
-/// The proleptic Gregorian (year, month, day) of `days` since 1970-01-01
-/// (the well-known era-based conversion: 400-year eras of 146,097 days, with
-/// years starting in March so that the leap day falls last).
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -367,9 +347,9 @@ mod tests {
 
     #[test]
     fn civil_dates() {
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(-1), (1969, 12, 31));
-        assert_eq!(civil(11_016), (2000, 2, 29));
-        assert_eq!(civil(-719_468), (0, 3, 1));
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(-719_468), (0, 3, 1));
     }
 }
