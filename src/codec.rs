@@ -22,7 +22,12 @@
 //!
 //! Our functions travel by name and are found in the receiving session, which
 //! must therefore have them registered ([`crate::with_variant`] or
-//! [`crate::register_all`]). Nothing is dropped silently: a node of ours that
+//! [`crate::register_all`]). The one exception is
+//! [`PartitionedDistinctCount`], which only a plan rule may place and which is
+//! therefore not in the registry: it travels as the aggregate's definition
+//! (its name as bytes). Under datafusion-distributed, whose composed codec
+//! never asks a user codec about aggregate functions, it goes by name, and
+//! [`crate::distributed::worker`] registers it. Nothing is dropped silently: a node of ours that
 //! cannot be encoded (a scan with a user's own expression adapter under ours) is
 //! an error naming it, and so is any other node the codec is asked about.
 //!
@@ -49,13 +54,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::common::{Result, ScalarValue, internal_datafusion_err, internal_err};
+use datafusion::common::{
+    Result, ScalarValue, internal_datafusion_err, internal_err, not_impl_err,
+};
 use datafusion::config::ConfigExtension;
 use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, RowGroupAccess};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, FileSink};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::AggregateUDF;
 use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::bytes::{
@@ -75,6 +83,7 @@ use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
 use crate::optimizer::StringGroupCountExec;
 use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
+use crate::udaf::count_distinct::PartitionedDistinctCount;
 use crate::variant::json::JsonParseOptions;
 
 /// The [`PhysicalExtensionCodec`] of df-variant (see the module docs).
@@ -356,6 +365,22 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         VariantNode { kind: Some(kind) }
             .encode(buf)
             .map_err(|e| internal_datafusion_err!("encoding {}: {e}", node.name()))
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        if node.inner().is::<PartitionedDistinctCount>() {
+            buf.extend_from_slice(PartitionedDistinctCount::NAME.as_bytes());
+        }
+        Ok(())
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        if buf == PartitionedDistinctCount::NAME.as_bytes() {
+            return Ok(PartitionedDistinctCount::udaf());
+        }
+        not_impl_err!(
+            "df-variant's codec does not know the aggregate function {name}: register it in the receiving session"
+        )
     }
 }
 

@@ -43,6 +43,12 @@ extensions_options! {
         /// not once per row). `false` leaves the count to DataFusion's
         /// aggregate.
         pub string_group_count: bool, default = true
+        /// Counts `count(DISTINCT s) ... GROUP BY` of a string column after
+        /// repartitioning the rows by `s` (`PartitionDistinctCount`): the
+        /// final aggregate adds the partitions' counts instead of merging
+        /// their sets of strings. `false` leaves it to DataFusion's two
+        /// phases.
+        pub partition_distinct_count: bool, default = true
         /// Compares `s = 'literal'` in filters by the strings' views
         /// (`ViewEqExpr`: a string is compared once per distinct view of a
         /// batch, not once per row). `false` leaves it to DataFusion's `=`.

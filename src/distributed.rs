@@ -65,6 +65,7 @@ use url::Url;
 use crate::codec::VariantPhysicalCodec;
 use crate::config::VariantOptions;
 use crate::parquet::{VariantScanExec, guarded_scan_config, scan_config};
+use crate::udaf::count_distinct::PartitionedDistinctCount;
 
 /// How long the coordinator waits for a worker's TCP connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -153,7 +154,16 @@ where
             if spark {
                 builder = crate::spark::with_spark_functions(builder);
             }
-            let builder = crate::with_variant(builder)
+            let mut builder = crate::with_variant(builder);
+            // Found by name: datafusion-distributed's composed codec asks its
+            // own codec first, which claims every aggregate function with no
+            // bytes, so ours never sees it. Workers do not plan SQL, so
+            // nobody can call it here without the repartition it needs.
+            builder
+                .aggregate_functions()
+                .get_or_insert_with(Vec::new)
+                .push(PartitionedDistinctCount::udaf());
+            let builder = builder
                 .with_distributed_channel_resolver(channels)
                 .with_distributed_user_codec(VariantPhysicalCodec::default())
                 .with_distributed_worker_plan_rewrite_handler(move |ev: WorkerPlanRewriteEvent| {

@@ -454,3 +454,160 @@ async fn string_group_count_answers_as_datafusion_does() -> Result<()> {
     }
     Ok(())
 }
+
+/// Whether the physical plan of `q` counts a `DISTINCT` per partition of its
+/// argument (`PartitionDistinctCount`).
+async fn partitions_distinct(ctx: &SessionContext, q: &str) -> Result<bool> {
+    let plan = ctx.sql(q).await?.create_physical_plan().await?;
+    Ok(displayable(plan.as_ref())
+        .indent(true)
+        .to_string()
+        .contains("count_distinct_partitioned("))
+}
+
+#[tokio::test]
+async fn partition_distinct_count_fires_only_on_one_distinct_count_of_a_string_column() -> Result<()>
+{
+    let f = fixture("distinct_partition").await?;
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
+    sql(
+        &f.ctx,
+        "CREATE TABLE s AS SELECT arrow_cast('k' || (i % 3), 'Utf8View') AS sv, \
+         arrow_cast('u' || (i % 17), 'Utf8View') AS uv, 'u' || (i % 17) AS u8, i \
+         FROM generate_series(1, 100) t(i)",
+    )
+    .await?;
+    for q in [
+        "SELECT sv, count(*), count(DISTINCT uv) FROM s GROUP BY sv",
+        "SELECT sv, count(*), count(DISTINCT uv), sum(i), avg(i) FROM s GROUP BY sv",
+        "SELECT sv, count(DISTINCT uv) FILTER (WHERE i > 5) FROM s GROUP BY sv",
+        "SELECT sv, i % 2 AS p, count(*), count(DISTINCT uv) FROM s GROUP BY sv, p",
+        "SELECT v:a::string AS a, count(*), count(DISTINCT v:f::string) FROM shredded GROUP BY a",
+    ] {
+        assert!(partitions_distinct(&f.ctx, q).await?, "must fire: {q}");
+    }
+    for q in [
+        // DataFusion's SingleDistinctToGroupBy makes a DISTINCT alone (or
+        // beside sum, min, max) two GROUP BYs without DISTINCT.
+        "SELECT sv, count(DISTINCT uv) FROM s GROUP BY sv",
+        // No GROUP BY, Utf8 strings, an integer, an expression.
+        "SELECT count(*), count(DISTINCT uv) FROM s",
+        "SELECT sv, count(*), count(DISTINCT u8) FROM s GROUP BY sv",
+        "SELECT sv, count(*), count(DISTINCT i) FROM s GROUP BY sv",
+        "SELECT sv, count(*), count(DISTINCT arrow_cast(lower(u8), 'Utf8View')) FROM s GROUP BY sv",
+        // Two DISTINCT aggregates, a grouping set.
+        "SELECT sv, count(DISTINCT uv), count(DISTINCT sv) FROM s GROUP BY sv",
+        "SELECT sv, count(*), count(DISTINCT uv) FROM s GROUP BY ROLLUP (sv)",
+        // An aggregate that needs its input in order.
+        "SELECT sv, count(DISTINCT uv), first_value(i ORDER BY i DESC) FROM s GROUP BY sv",
+    ] {
+        assert!(!partitions_distinct(&f.ctx, q).await?, "must not fire: {q}");
+    }
+    let q = "SELECT sv, count(*), count(DISTINCT uv) FROM s GROUP BY sv";
+    assert!(partitions_distinct(&f.ctx, q).await?, "must fire: {q}");
+    // One partition: a single aggregate, not two phases.
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 1").await?;
+    assert!(!partitions_distinct(&f.ctx, q).await?, "must not fire: {q}");
+    // Off.
+    sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
+    sql(&f.ctx, "SET variant.partition_distinct_count = false").await?;
+    assert!(!partitions_distinct(&f.ctx, q).await?);
+    Ok(())
+}
+
+/// Rule on against rule off, and the rule's plan run from its serialized
+/// bytes, over many partitions and groups; then a memory limit that makes the
+/// partial aggregate pass its groups on early: an error naming the setting,
+/// never a count that is too high.
+#[tokio::test]
+async fn partition_distinct_count_answers_as_datafusion_does() -> Result<()> {
+    let f = fixture("distinct_partition_answers").await?;
+    let ctx = &f.ctx;
+    sql(
+        ctx,
+        "CREATE TABLE m AS SELECT \
+         arrow_cast('group ' || (i % 13), 'Utf8View') AS g, \
+         arrow_cast(CASE WHEN i % 11 = 0 THEN NULL WHEN i % 7 = 0 THEN 'u' || (i % 5) \
+           ELSE 'did:plc:a-long-user-identifier-' || (i * 31 % 40009) END, 'Utf8View') AS u, i \
+         FROM generate_series(1, 200000) t(i)",
+    )
+    .await?;
+    let run = |q: &'static str, partitions: usize, on: bool| async move {
+        sql(
+            ctx,
+            &format!("SET datafusion.execution.target_partitions = {partitions}"),
+        )
+        .await?;
+        sql(ctx, &format!("SET variant.partition_distinct_count = {on}")).await?;
+        let plan = ctx.sql(q).await?.create_physical_plan().await?;
+        let text = displayable(plan.as_ref()).indent(true).to_string();
+        assert_eq!(
+            text.contains("count_distinct_partitioned("),
+            on && partitions > 1,
+            "{q}"
+        );
+        let shipped = df_variant::codec::plan_from_bytes(
+            &df_variant::codec::plan_to_bytes(Arc::clone(&plan))?,
+            &ctx.task_ctx(),
+        )?;
+        let here = collect(plan, ctx.task_ctx()).await?;
+        let there = collect(shipped, ctx.task_ctx()).await?;
+        let here = arrow::util::pretty::pretty_format_batches(&here)?.to_string();
+        let there = arrow::util::pretty::pretty_format_batches(&there)?.to_string();
+        assert_eq!(here, there, "{q}: serialized plan");
+        Ok::<_, datafusion::error::DataFusionError>(here)
+    };
+    let q = "SELECT g, count(*) AS n, count(DISTINCT u) AS d, sum(i) AS s FROM m \
+             GROUP BY g ORDER BY g";
+    let filtered = "SELECT g, count(DISTINCT u) FILTER (WHERE i % 2 = 0) AS e FROM m \
+                    GROUP BY g ORDER BY g";
+    let mut expected = Vec::new();
+    for q in [q, filtered] {
+        expected.push(run(q, 2, false).await?);
+        for partitions in [2, 3, 8] {
+            let on = run(q, partitions, true).await?;
+            assert_eq!(Some(&on), expected.last(), "{q}: {partitions} partitions");
+        }
+    }
+    // Under a memory limit, a partial aggregate of more groups than a batch
+    // passes them on early: an error naming the setting, never a count that
+    // is too high.
+    sql(
+        ctx,
+        "CREATE TABLE w AS SELECT arrow_cast('group ' || (i % 20000), 'Utf8View') AS g, \
+         arrow_cast('did:plc:a-long-user-identifier-' || (i * 31 % 40009), 'Utf8View') AS u, i \
+         FROM generate_series(1, 400000) t(i)",
+    )
+    .await?;
+    let q = "SELECT count(*), sum(e) FROM (SELECT g, count(*) AS n, count(DISTINCT u) AS e \
+             FROM w GROUP BY g)";
+    sql(ctx, "SET variant.partition_distinct_count = false").await?;
+    let batches = ctx.sql(q).await?.collect().await?;
+    let expected = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+    let limited = df_variant::variant_context_with_runtime(
+        datafusion::prelude::SessionConfig::new().with_target_partitions(2),
+        df_variant::memory_limited_runtime(8 * 1024 * 1024)?,
+    );
+    limited.register_table("w", ctx.table_provider("w").await?)?;
+    // Which operator runs out of memory first depends on scheduling: either
+    // way an error (the unit tests pin the partial aggregate's own), or else
+    // the right answer, with the rule on and off.
+    for on in [true, false] {
+        sql(
+            &limited,
+            &format!("SET variant.partition_distinct_count = {on}"),
+        )
+        .await?;
+        match limited.sql(q).await?.collect().await {
+            Ok(batches) => {
+                let text = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+                assert_eq!(text, expected, "rule {on}");
+            }
+            Err(e) => assert!(
+                e.to_string().contains("Resources exhausted"),
+                "rule {on}: {e}"
+            ),
+        }
+    }
+    Ok(())
+}

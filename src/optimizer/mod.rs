@@ -16,6 +16,7 @@
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
 mod date_part;
+mod distinct_partition;
 mod group_count;
 mod variant_get_pushdown;
 mod variant_get_split;
@@ -29,6 +30,7 @@ use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
 pub use date_part::FastDatePartSwap;
+pub use distinct_partition::PartitionDistinctCount;
 pub use group_count::{StringGroupCount, StringGroupCountExec};
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
@@ -68,13 +70,16 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
 /// 3. [`StringGroupCount`]: counts of one string column's groups, over the
 ///    final shape of the aggregates (after DataFusion combined and
 ///    repartitioned them);
-/// 4. [`StringViewFilter`]: string equalities in filters compared by views,
+/// 4. [`PartitionDistinctCount`]: `count(DISTINCT s)` of groups counted per
+///    partition of `s`, also over the final shape of the aggregates;
+/// 5. [`StringViewFilter`]: string equalities in filters compared by views,
 ///    after [`VariantGetPushdown`] read those filters for pruning.
 pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     vec![
         Arc::new(VariantWriteRule),
         Arc::new(VariantGetPushdown),
         Arc::new(StringGroupCount),
+        Arc::new(PartitionDistinctCount),
         Arc::new(StringViewFilter),
     ]
 }

@@ -38,15 +38,16 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray, StringViewArray,
 };
 use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Int64Type};
 use datafusion::common::hash_utils::RandomState;
-use datafusion::common::{Result, ScalarValue, resources_datafusion_err};
+use datafusion::common::{Result, ScalarValue, internal_err, resources_datafusion_err};
 use datafusion::functions_aggregate::count::Count;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::utils::AggregateOrderSensitivity;
+use datafusion::logical_expr::utils::format_state_name;
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, EmitTo, GroupsAccumulator,
-    ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs,
+    ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs, Volatility,
 };
 use hashbrown::HashTable;
 
@@ -142,6 +143,119 @@ impl AggregateUDFImpl for FastCount {
     }
 }
 
+/// `count(DISTINCT s)` of one partition's share of the strings `s`, passed on
+/// as a count that the final aggregate adds up.
+///
+/// Only [`crate::optimizer::PartitionDistinctCount`] plans it, below a hash
+/// repartition on `s`: each string then lives in one partition only, so the
+/// partitions' distinct counts of a group add up to the group's distinct
+/// count, and the final aggregate merges counts instead of sets of strings.
+/// It is not in the function registry (a `SELECT` calling it by name would
+/// count wrong); plans shipped to other processes carry it through
+/// [`crate::codec::VariantPhysicalCodec`].
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PartitionedDistinctCount {
+    signature: Signature,
+}
+
+impl Default for PartitionedDistinctCount {
+    fn default() -> Self {
+        Self {
+            signature: Signature::exact(vec![DataType::Utf8View], Volatility::Immutable),
+        }
+    }
+}
+
+impl PartitionedDistinctCount {
+    /// The function's name in plans.
+    pub const NAME: &'static str = "count_distinct_partitioned";
+
+    /// The function as a shared [`AggregateUDF`].
+    pub fn udaf() -> Arc<AggregateUDF> {
+        Arc::new(AggregateUDF::from(Self::default()))
+    }
+}
+
+impl AggregateUDFImpl for PartitionedDistinctCount {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int64)
+    }
+
+    fn is_nullable(&self) -> bool {
+        false
+    }
+
+    fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        Ok(vec![Arc::new(Field::new(
+            format_state_name(args.name, "count"),
+            DataType::Int64,
+            false,
+        ))])
+    }
+
+    fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        Ok(Box::new(OneGroup(StringDistinctCountGroups::partitioned())))
+    }
+
+    fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
+        true
+    }
+
+    fn create_groups_accumulator(
+        &self,
+        _args: AccumulatorArgs,
+    ) -> Result<Box<dyn GroupsAccumulator>> {
+        Ok(Box::new(StringDistinctCountGroups::partitioned()))
+    }
+
+    fn default_value(&self, _data_type: &DataType) -> Result<ScalarValue> {
+        Ok(ScalarValue::Int64(Some(0)))
+    }
+}
+
+/// The groups accumulator as the accumulator of an aggregate without
+/// `GROUP BY` (one group, 0).
+#[derive(Debug)]
+struct OneGroup(StringDistinctCountGroups);
+
+impl OneGroup {
+    fn count(&self) -> ScalarValue {
+        ScalarValue::Int64(Some(self.0.counts.first().copied().unwrap_or(0)))
+    }
+}
+
+impl Accumulator for OneGroup {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let groups = vec![0; values[0].len()];
+        self.0.update_batch(values, &groups, None, 1)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        let groups = vec![0; states[0].len()];
+        self.0.merge_batch(states, &groups, 1)
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![self.count()])
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(self.count())
+    }
+
+    fn size(&self) -> usize {
+        GroupsAccumulator::size(&self.0)
+    }
+}
+
 /// One distinct (group, string) pair: the string as a view into the arena (or
 /// inline), and its hash.
 #[derive(Debug, Clone, Copy)]
@@ -162,6 +276,14 @@ pub struct StringDistinctCountGroups {
     hasher: RandomState,
     /// The per-batch table of recent (view, group) pairs ([`RECENT`] slots).
     recent: Vec<(u128, usize)>,
+    /// The per-batch table of recent long strings as (hash, row) ([`RECENT`]
+    /// slots).
+    recent_long: Vec<(u64, usize)>,
+    /// [`PartitionedDistinctCount`]'s accumulator: the state is each group's
+    /// count, and merging adds counts.
+    partitioned: bool,
+    /// A state was passed on ([`Self::partitioned`] only).
+    emitted: bool,
 }
 
 /// The slots of the per-batch table of recent (view, group) pairs.
@@ -182,6 +304,14 @@ fn view_len(view: u128) -> usize {
 }
 
 impl StringDistinctCountGroups {
+    /// The accumulator of [`PartitionedDistinctCount`].
+    fn partitioned() -> Self {
+        Self {
+            partitioned: true,
+            ..Self::default()
+        }
+    }
+
     /// The hash of `group` and a string: an inline string's view, a longer
     /// one's `bytes` (equal strings are either both inline or both not).
     fn hash(&self, group: usize, view: u128, bytes: &[u8]) -> u64 {
@@ -194,10 +324,14 @@ impl StringDistinctCountGroups {
 
     /// Adds `bytes` (whose view in its own array is `view`) to `group`.
     fn insert(&mut self, group: usize, view: u128, bytes: &[u8]) -> Result<()> {
+        self.insert_hashed(self.hash(group, view, bytes), group, view, bytes)
+    }
+
+    /// [`Self::insert`] with the pair's [`Self::hash`].
+    fn insert_hashed(&mut self, hash: u64, group: usize, view: u128, bytes: &[u8]) -> Result<()> {
         // An inline view is compared whole: arrow requires zeros past the
         // string.
         let inline = view_len(view) <= 12;
-        let hash = self.hash(group, view, bytes);
         let arena = &self.arena;
         let same = |e: &Entry| {
             e.group == group
@@ -269,6 +403,14 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         opt_filter: Option<&BooleanArray>,
         total_num_groups: usize,
     ) -> Result<()> {
+        if self.emitted && !group_indices.is_empty() {
+            // A partial aggregate short of memory passes its groups on early
+            // and starts again: a string counted before would be counted
+            // again, and counts cannot be merged without double counting.
+            return Err(resources_datafusion_err!(
+                "count(DISTINCT ...) split across partitions by its argument ran out of memory in its partial aggregate; SET variant.partition_distinct_count = false plans DataFusion's merge of distinct values instead"
+            ));
+        }
         self.counts.resize(total_num_groups, 0);
         let strings = values[0].as_string_view();
         let views = strings.views();
@@ -279,6 +421,9 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         let mut recent = std::mem::take(&mut self.recent);
         recent.clear();
         recent.resize(RECENT, (0, usize::MAX));
+        let mut recent_long = std::mem::take(&mut self.recent_long);
+        recent_long.clear();
+        recent_long.resize(RECENT, (0, usize::MAX));
         for (row, &group) in group_indices.iter().enumerate() {
             let counted =
                 strings.is_valid(row) && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
@@ -291,9 +436,27 @@ impl GroupsAccumulator for StringDistinctCountGroups {
                 continue;
             }
             *slot = (view, group);
-            self.insert(group, view, strings.value(row).as_bytes())?;
+            let bytes = strings.value(row).as_bytes();
+            let hash = self.hash(group, view, bytes);
+            if view_len(view) > 12 {
+                // Equal long strings copied apart (a batch that a repartition
+                // gathered) have different views: a recent row with the same
+                // hash, group and bytes, still in cache, is counted already.
+                let slot = &mut recent_long[(hash >> 54) as usize % RECENT];
+                let (seen_hash, seen_row) = *slot;
+                if seen_hash == hash
+                    && seen_row != usize::MAX
+                    && group_indices[seen_row] == group
+                    && strings.value(seen_row).as_bytes() == bytes
+                {
+                    continue;
+                }
+                *slot = (hash, row);
+            }
+            self.insert_hashed(hash, group, view, bytes)?;
         }
         self.recent = recent;
+        self.recent_long = recent_long;
         Ok(())
     }
 
@@ -310,6 +473,10 @@ impl GroupsAccumulator for StringDistinctCountGroups {
     }
 
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
+        if self.partitioned {
+            self.emitted = true;
+            return Ok(vec![self.evaluate(emit_to)?]);
+        }
         let emitted = match emit_to {
             EmitTo::All => self.counts.len(),
             EmitTo::First(n) => n,
@@ -363,6 +530,16 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         total_num_groups: usize,
     ) -> Result<()> {
         self.counts.resize(total_num_groups, 0);
+        if self.partitioned {
+            // Counts of disjoint sets of strings.
+            let counts = values[0].as_primitive::<Int64Type>();
+            for (row, &group) in group_indices.iter().enumerate() {
+                if counts.is_valid(row) {
+                    self.counts[group] += counts.value(row);
+                }
+            }
+            return Ok(());
+        }
         let lists = values[0].as_list::<i32>();
         let strings = lists.values().as_string_view();
         let views = strings.views();
@@ -385,6 +562,9 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         values: &[ArrayRef],
         opt_filter: Option<&BooleanArray>,
     ) -> Result<Vec<ArrayRef>> {
+        if self.partitioned {
+            return internal_err!("count_distinct_partitioned has no per-row state");
+        }
         // Each row its own list of its string (none when NULL or filtered out).
         let strings = values[0].as_string_view();
         let counted: BooleanArray = (0..strings.len())
@@ -563,6 +743,100 @@ mod tests {
             got.as_primitive::<datafusion::arrow::datatypes::Int64Type>()
                 .value(0),
             1
+        );
+    }
+
+    /// Rows split by a hash of their string, as the repartition below
+    /// [`PartitionedDistinctCount`] splits them: each string in one part.
+    fn split_by_string(
+        batches: &[(ArrayRef, Vec<usize>)],
+        parts: usize,
+    ) -> Vec<Vec<(ArrayRef, Vec<usize>)>> {
+        let hasher = RandomState::with_seed(7);
+        (0..parts)
+            .map(|part| {
+                batches
+                    .iter()
+                    .map(|(values, idx)| {
+                        let strings = values.as_string_view();
+                        let rows: Vec<u32> = (0..strings.len())
+                            .filter(|&r| {
+                                let key = strings.is_valid(r).then(|| strings.value(r));
+                                hasher.hash_one(key) as usize % parts == part
+                            })
+                            .map(|r| r as u32)
+                            .collect();
+                        let groups = rows.iter().map(|&r| idx[r as usize]).collect();
+                        let rows = datafusion::arrow::array::UInt32Array::from(rows);
+                        (
+                            datafusion::arrow::compute::take(values, &rows, None).unwrap(),
+                            groups,
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn partitioned_counts_add_up_to_the_distinct_counts() {
+        let batches = batches();
+        let expected = datafusion_counts(&batches, 6);
+        let mut last = StringDistinctCountGroups::partitioned();
+        for part in split_by_string(&batches, 3) {
+            let mut first = StringDistinctCountGroups::partitioned();
+            for (values, idx) in &part {
+                first
+                    .update_batch(std::slice::from_ref(values), idx, None, 6)
+                    .unwrap();
+            }
+            let state = first.state(EmitTo::All).unwrap();
+            assert_eq!(state[0].data_type(), &DataType::Int64);
+            last.merge_batch(&state, &[0, 1, 2, 3, 4, 5], 6).unwrap();
+        }
+        let got = last.evaluate(EmitTo::All).unwrap();
+        assert_eq!(got.as_primitive::<Int64Type>().values().to_vec(), expected);
+        // Without GROUP BY: one group.
+        let mut total = OneGroup(StringDistinctCountGroups::partitioned());
+        for part in split_by_string(&batches, 2) {
+            let mut first = OneGroup(StringDistinctCountGroups::partitioned());
+            for (values, _) in &part {
+                first.update_batch(std::slice::from_ref(values)).unwrap();
+            }
+            let state = first.state().unwrap();
+            total.merge_batch(&[state[0].to_array().unwrap()]).unwrap();
+        }
+        let mut all = OneGroup(StringDistinctCountGroups::partitioned());
+        for (values, _) in &batches {
+            all.update_batch(std::slice::from_ref(values)).unwrap();
+        }
+        assert_eq!(total.evaluate().unwrap(), all.evaluate().unwrap());
+        let distinct: std::collections::HashSet<&str> = batches
+            .iter()
+            .flat_map(|(values, _)| values.as_string_view().iter().flatten())
+            .collect();
+        assert_eq!(
+            all.evaluate().unwrap(),
+            ScalarValue::Int64(Some(distinct.len() as i64))
+        );
+    }
+
+    #[test]
+    fn partitioned_rows_after_an_early_state_are_an_error() {
+        let batches = batches();
+        let (values, idx) = &batches[0];
+        let mut first = StringDistinctCountGroups::partitioned();
+        first
+            .update_batch(std::slice::from_ref(values), idx, None, 6)
+            .unwrap();
+        first.state(EmitTo::All).unwrap();
+        let err = first
+            .update_batch(std::slice::from_ref(values), idx, None, 6)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ran out of memory") && err.contains("variant.partition_distinct_count"),
+            "{err}"
         );
     }
 }
