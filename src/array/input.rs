@@ -140,6 +140,11 @@ impl VariantInput {
         Ok(out.finish())
     }
 
+    /// The bytes of all rows' values together.
+    pub fn value_bytes(&self) -> usize {
+        self.value.as_ref().map_or(0, BinaryColumn::total_len)
+    }
+
     /// The `(metadata, value)` bytes of row `i`, or `None` for SQL NULL. A row whose
     /// `value` is null reads as a Variant null.
     #[inline]

@@ -204,9 +204,21 @@ fn leaf_json(array: &ArrayRef, tz: &SessionTz) -> Result<Vec<Option<String>>> {
 
 /// `to_json` of a VARIANT column as a string array.
 fn variant_json(variants: &ArrayRef, tz: &SessionTz) -> Result<StringArray> {
-    let mut out = arrow::array::StringBuilder::with_capacity(variants.len(), 0);
-    each_json(variants, tz, |text| out.append_option(text))?;
-    Ok(out.finish())
+    // Sized before the first row from the values' bytes: JSON repeats the keys
+    // that the binary keeps once in its metadata. Growing from nothing copied
+    // the text about twice over (a tenth of `sum(length(to_json(v)))`).
+    let out = std::cell::RefCell::new(arrow::array::StringBuilder::new());
+    each_text_sized(
+        variants,
+        tz,
+        Style::Json,
+        |value_bytes| {
+            let text = value_bytes.saturating_mul(2).min(i32::MAX as usize);
+            *out.borrow_mut() = arrow::array::StringBuilder::with_capacity(variants.len(), text);
+        },
+        |text| out.borrow_mut().append_option(text),
+    )?;
+    Ok(out.into_inner().finish())
 }
 
 /// Calls `f` with the JSON text of each row of a VARIANT column (`None` for SQL
@@ -226,6 +238,17 @@ fn each_text(
     variants: &ArrayRef,
     tz: &SessionTz,
     style: Style,
+    f: impl FnMut(Option<&str>),
+) -> Result<()> {
+    each_text_sized(variants, tz, style, |_| {}, f)
+}
+
+/// [`each_text`], first calling `sized` with the bytes of all rows' values.
+fn each_text_sized(
+    variants: &ArrayRef,
+    tz: &SessionTz,
+    style: Style,
+    sized: impl FnOnce(usize),
     mut f: impl FnMut(Option<&str>),
 ) -> Result<()> {
     let func = match style {
@@ -237,6 +260,7 @@ fn each_text(
             (0..variants.len()).for_each(|_| f(None));
             return Ok(());
         };
+        sized(input.value_bytes());
         let malformed =
             |e: crate::variant::validate::MalformedVariant| exec_datafusion_err!("{func}: {e}");
         let mut dicts = crate::array::get::DictCache::default();

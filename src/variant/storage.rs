@@ -128,6 +128,21 @@ impl BinaryColumn {
         })
     }
 
+    /// The bytes of all rows together (null rows count as empty).
+    pub fn total_len(&self) -> usize {
+        match self {
+            Self::Binary(a) => {
+                a.value_offsets().last().map_or(0, |&e| e as usize)
+                    - a.value_offsets().first().map_or(0, |&s| s as usize)
+            }
+            Self::Large(a) => {
+                a.value_offsets().last().map_or(0, |&e| e as usize)
+                    - a.value_offsets().first().map_or(0, |&s| s as usize)
+            }
+            Self::View(a) => a.views().iter().map(|&v| v as u32 as usize).sum(),
+        }
+    }
+
     /// Row `i`; `None` when it is null.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&[u8]> {
