@@ -47,7 +47,9 @@ extensions_options! {
         /// repartitioning the rows by `s` (`PartitionDistinctCount`): the
         /// final aggregate adds the partitions' counts instead of merging
         /// their sets of strings. `false` leaves it to DataFusion's two
-        /// phases.
+        /// phases, as [`crate::with_variant`] sets it for a session whose
+        /// runtime has a memory limit (DataFusion's plan spills; ours fails
+        /// when its partial aggregate runs out of memory).
         pub partition_distinct_count: bool, default = true
         /// Compares `s = 'literal'` in filters by the strings' views
         /// (`ViewEqExpr`: a string is compared once per distinct view of a

@@ -174,6 +174,25 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     {
         config = config.with_option_extension(config::VariantOptions::default());
     }
+    // Under a memory limit, DataFusion's two-phase count(DISTINCT) degrades
+    // better than the rule's plan: its partial aggregate may pass groups on
+    // early and its final one spills, where ours must fail (and the extra
+    // repartition takes a share of a fair pool). `SET` turns it back on.
+    let limited = builder.runtime_env().as_ref().is_some_and(|r| {
+        matches!(
+            r.memory_pool.memory_limit(),
+            datafusion::execution::memory_pool::MemoryLimit::Finite(_)
+        )
+    });
+    if limited {
+        if let Some(options) = config
+            .options_mut()
+            .extensions
+            .get_mut::<config::VariantOptions>()
+        {
+            options.partition_distinct_count = false;
+        }
+    }
     // Row groups of 128 Ki rows where DataFusion's default (1 Mi) was left: a
     // 1M-row file is then 8 row groups that 2+ cores read in parallel and that
     // statistics can skip, not one (JSONBench Q2-Q5 1.6-1.8x faster hot).

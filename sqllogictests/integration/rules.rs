@@ -589,6 +589,11 @@ async fn partition_distinct_count_answers_as_datafusion_does() -> Result<()> {
         df_variant::memory_limited_runtime(8 * 1024 * 1024)?,
     );
     limited.register_table("w", ctx.table_provider("w").await?)?;
+    // A session with a memory limit starts with the rule off.
+    assert!(
+        !partitions_distinct(&limited, q).await?,
+        "on under a memory limit"
+    );
     // Which operator runs out of memory first depends on scheduling: either
     // way an error (the unit tests pin the partial aggregate's own), or else
     // the right answer, with the rule on and off.
