@@ -184,14 +184,13 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
             datafusion::execution::memory_pool::MemoryLimit::Finite(_)
         )
     });
-    if limited {
-        if let Some(options) = config
+    if limited
+        && let Some(options) = config
             .options_mut()
             .extensions
             .get_mut::<config::VariantOptions>()
-        {
-            options.partition_distinct_count = false;
-        }
+    {
+        options.partition_distinct_count = false;
     }
     // Row groups of 128 Ki rows where DataFusion's default (1 Mi) was left: a
     // 1M-row file is then 8 row groups that 2+ cores read in parallel and that
