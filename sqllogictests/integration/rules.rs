@@ -353,13 +353,18 @@ async fn counted(ctx: &SessionContext, q: &str) -> Result<(String, Option<usize>
     Ok((text, passed))
 }
 
-/// Whether the physical plan of `q` holds a `StringGroupCountExec`.
-async fn fires(ctx: &SessionContext, q: &str) -> Result<bool> {
+/// Whether the physical plan of `q`, as text, holds `needle`.
+async fn plan_has(ctx: &SessionContext, q: &str, needle: &str) -> Result<bool> {
     let plan = ctx.sql(q).await?.create_physical_plan().await?;
     Ok(displayable(plan.as_ref())
         .indent(true)
         .to_string()
-        .contains("StringGroupCountExec"))
+        .contains(needle))
+}
+
+/// Whether the physical plan of `q` holds a `StringGroupCountExec`.
+async fn fires(ctx: &SessionContext, q: &str) -> Result<bool> {
+    plan_has(ctx, q, "StringGroupCountExec").await
 }
 
 #[tokio::test]
@@ -458,11 +463,7 @@ async fn string_group_count_answers_as_datafusion_does() -> Result<()> {
 /// Whether the physical plan of `q` counts a `DISTINCT` per partition of its
 /// argument (`PartitionDistinctCount`).
 async fn partitions_distinct(ctx: &SessionContext, q: &str) -> Result<bool> {
-    let plan = ctx.sql(q).await?.create_physical_plan().await?;
-    Ok(displayable(plan.as_ref())
-        .indent(true)
-        .to_string()
-        .contains("count_distinct_partitioned("))
+    plan_has(ctx, q, "count_distinct_partitioned(").await
 }
 
 #[tokio::test]
