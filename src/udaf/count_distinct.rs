@@ -202,7 +202,7 @@ impl AggregateUDFImpl for PartitionedDistinctCount {
     }
 
     fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(OneGroup(StringDistinctCountGroups::partitioned())))
+        Ok(Box::new(OneGroup(PartitionedGroups::default())))
     }
 
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
@@ -213,7 +213,7 @@ impl AggregateUDFImpl for PartitionedDistinctCount {
         &self,
         _args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
-        Ok(Box::new(StringDistinctCountGroups::partitioned()))
+        Ok(Box::new(PartitionedGroups::default()))
     }
 
     fn default_value(&self, _data_type: &DataType) -> Result<ScalarValue> {
@@ -221,14 +221,85 @@ impl AggregateUDFImpl for PartitionedDistinctCount {
     }
 }
 
+/// [`PartitionedDistinctCount`]'s groups accumulator: the strings counted by
+/// [`StringDistinctCountGroups`], each group's count passed on as its state,
+/// and states merged by adding counts (of disjoint sets of strings).
+#[derive(Debug, Default)]
+struct PartitionedGroups {
+    distinct: StringDistinctCountGroups,
+    /// A state was passed on.
+    emitted: bool,
+}
+
+impl GroupsAccumulator for PartitionedGroups {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&BooleanArray>,
+        total_num_groups: usize,
+    ) -> Result<()> {
+        if self.emitted && !group_indices.is_empty() {
+            // A partial aggregate short of memory passes its groups on early
+            // and starts again: a string counted before would be counted
+            // again, and counts cannot be merged without double counting.
+            return Err(resources_datafusion_err!(
+                "count(DISTINCT ...) split across partitions by its argument ran out of memory in its partial aggregate; SET variant.partition_distinct_count = false plans DataFusion's merge of distinct values instead"
+            ));
+        }
+        self.distinct
+            .update_batch(values, group_indices, opt_filter, total_num_groups)
+    }
+
+    fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
+        self.distinct.evaluate(emit_to)
+    }
+
+    fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
+        self.emitted = true;
+        Ok(vec![self.distinct.evaluate(emit_to)?])
+    }
+
+    fn merge_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        total_num_groups: usize,
+    ) -> Result<()> {
+        let totals = &mut self.distinct.counts;
+        totals.resize(total_num_groups, 0);
+        let counts = values[0].as_primitive::<Int64Type>();
+        for (row, &group) in group_indices.iter().enumerate() {
+            if counts.is_valid(row) {
+                totals[group] += counts.value(row);
+            }
+        }
+        Ok(())
+    }
+
+    fn convert_to_state(
+        &self,
+        _values: &[ArrayRef],
+        _opt_filter: Option<&BooleanArray>,
+    ) -> Result<Vec<ArrayRef>> {
+        // Never asked: `supports_convert_to_state` is false, and a row of its
+        // own cannot say whether another row repeats its string.
+        internal_err!("count_distinct_partitioned has no per-row state")
+    }
+
+    fn size(&self) -> usize {
+        self.distinct.size()
+    }
+}
+
 /// The groups accumulator as the accumulator of an aggregate without
 /// `GROUP BY` (one group, 0).
 #[derive(Debug)]
-struct OneGroup(StringDistinctCountGroups);
+struct OneGroup(PartitionedGroups);
 
 impl OneGroup {
     fn count(&self) -> ScalarValue {
-        ScalarValue::Int64(Some(self.0.counts.first().copied().unwrap_or(0)))
+        ScalarValue::Int64(Some(self.0.distinct.counts.first().copied().unwrap_or(0)))
     }
 }
 
@@ -279,11 +350,6 @@ pub struct StringDistinctCountGroups {
     /// The per-batch table of recent long strings as (hash, row) ([`RECENT`]
     /// slots).
     recent_long: Vec<(u64, usize)>,
-    /// [`PartitionedDistinctCount`]'s accumulator: the state is each group's
-    /// count, and merging adds counts.
-    partitioned: bool,
-    /// A state was passed on ([`Self::partitioned`] only).
-    emitted: bool,
 }
 
 /// The slots of the per-batch table of recent (view, group) pairs.
@@ -304,14 +370,6 @@ fn view_len(view: u128) -> usize {
 }
 
 impl StringDistinctCountGroups {
-    /// The accumulator of [`PartitionedDistinctCount`].
-    fn partitioned() -> Self {
-        Self {
-            partitioned: true,
-            ..Self::default()
-        }
-    }
-
     /// The hash of `group` and a string: an inline string's view, a longer
     /// one's `bytes` (equal strings are either both inline or both not).
     fn hash(&self, group: usize, view: u128, bytes: &[u8]) -> u64 {
@@ -403,14 +461,6 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         opt_filter: Option<&BooleanArray>,
         total_num_groups: usize,
     ) -> Result<()> {
-        if self.emitted && !group_indices.is_empty() {
-            // A partial aggregate short of memory passes its groups on early
-            // and starts again: a string counted before would be counted
-            // again, and counts cannot be merged without double counting.
-            return Err(resources_datafusion_err!(
-                "count(DISTINCT ...) split across partitions by its argument ran out of memory in its partial aggregate; SET variant.partition_distinct_count = false plans DataFusion's merge of distinct values instead"
-            ));
-        }
         self.counts.resize(total_num_groups, 0);
         let strings = values[0].as_string_view();
         let views = strings.views();
@@ -473,10 +523,6 @@ impl GroupsAccumulator for StringDistinctCountGroups {
     }
 
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
-        if self.partitioned {
-            self.emitted = true;
-            return Ok(vec![self.evaluate(emit_to)?]);
-        }
         let emitted = match emit_to {
             EmitTo::All => self.counts.len(),
             EmitTo::First(n) => n,
@@ -530,16 +576,6 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         total_num_groups: usize,
     ) -> Result<()> {
         self.counts.resize(total_num_groups, 0);
-        if self.partitioned {
-            // Counts of disjoint sets of strings.
-            let counts = values[0].as_primitive::<Int64Type>();
-            for (row, &group) in group_indices.iter().enumerate() {
-                if counts.is_valid(row) {
-                    self.counts[group] += counts.value(row);
-                }
-            }
-            return Ok(());
-        }
         let lists = values[0].as_list::<i32>();
         let strings = lists.values().as_string_view();
         let views = strings.views();
@@ -562,9 +598,6 @@ impl GroupsAccumulator for StringDistinctCountGroups {
         values: &[ArrayRef],
         opt_filter: Option<&BooleanArray>,
     ) -> Result<Vec<ArrayRef>> {
-        if self.partitioned {
-            return internal_err!("count_distinct_partitioned has no per-row state");
-        }
         // Each row its own list of its string (none when NULL or filtered out).
         let strings = values[0].as_string_view();
         let counted: BooleanArray = (0..strings.len())
@@ -782,9 +815,9 @@ mod tests {
     fn partitioned_counts_add_up_to_the_distinct_counts() {
         let batches = batches();
         let expected = datafusion_counts(&batches, 6);
-        let mut last = StringDistinctCountGroups::partitioned();
+        let mut last = PartitionedGroups::default();
         for part in split_by_string(&batches, 3) {
-            let mut first = StringDistinctCountGroups::partitioned();
+            let mut first = PartitionedGroups::default();
             for (values, idx) in &part {
                 first
                     .update_batch(std::slice::from_ref(values), idx, None, 6)
@@ -797,16 +830,16 @@ mod tests {
         let got = last.evaluate(EmitTo::All).unwrap();
         assert_eq!(got.as_primitive::<Int64Type>().values().to_vec(), expected);
         // Without GROUP BY: one group.
-        let mut total = OneGroup(StringDistinctCountGroups::partitioned());
+        let mut total = OneGroup(PartitionedGroups::default());
         for part in split_by_string(&batches, 2) {
-            let mut first = OneGroup(StringDistinctCountGroups::partitioned());
+            let mut first = OneGroup(PartitionedGroups::default());
             for (values, _) in &part {
                 first.update_batch(std::slice::from_ref(values)).unwrap();
             }
             let state = first.state().unwrap();
             total.merge_batch(&[state[0].to_array().unwrap()]).unwrap();
         }
-        let mut all = OneGroup(StringDistinctCountGroups::partitioned());
+        let mut all = OneGroup(PartitionedGroups::default());
         for (values, _) in &batches {
             all.update_batch(std::slice::from_ref(values)).unwrap();
         }
@@ -825,7 +858,7 @@ mod tests {
     fn partitioned_rows_after_an_early_state_are_an_error() {
         let batches = batches();
         let (values, idx) = &batches[0];
-        let mut first = StringDistinctCountGroups::partitioned();
+        let mut first = PartitionedGroups::default();
         first
             .update_batch(std::slice::from_ref(values), idx, None, 6)
             .unwrap();
