@@ -563,6 +563,19 @@ async fn partition_distinct_count_answers_as_datafusion_does() -> Result<()> {
     let filtered = "SELECT g, count(DISTINCT u) FILTER (WHERE i % 2 = 0) AS e FROM m \
                     GROUP BY g ORDER BY g";
     let mut expected = Vec::new();
+    // Only our own bytes decode to the aggregate; anything else names it.
+    {
+        use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+        let codec = df_variant::codec::VariantPhysicalCodec::default();
+        let err = codec
+            .try_decode_udaf("my_count", b"not ours")
+            .expect_err("unknown bytes")
+            .to_string();
+        assert!(
+            err.contains("does not know the aggregate function my_count"),
+            "{err}"
+        );
+    }
     for q in [q, filtered] {
         expected.push(run(q, 2, false).await?);
         for partitions in [2, 3, 8] {
