@@ -81,6 +81,7 @@ use crate::config::{ShreddingMode, VariantOptions};
 use crate::fs::InputFile;
 use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
+use crate::memtable::ShreddedMemoryExec;
 use crate::optimizer::StringGroupCountExec;
 use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
 use crate::udaf::count_distinct::PartitionedDistinctCount;
@@ -125,7 +126,7 @@ pub fn plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn Execut
 
 #[derive(Clone, PartialEq, Message)]
 struct VariantNode {
-    #[prost(oneof = "node::Kind", tags = "1, 2, 3, 4, 5")]
+    #[prost(oneof = "node::Kind", tags = "1, 2, 3, 4, 5, 6")]
     kind: Option<node::Kind>,
 }
 
@@ -144,6 +145,8 @@ mod node {
         DeltaSink(super::DeltaSinkNode),
         #[prost(message, tag = "5")]
         GroupCount(super::GroupCountNode),
+        #[prost(message, tag = "6")]
+        Memory(super::MemoryNode),
     }
 }
 
@@ -205,6 +208,31 @@ struct GroupCountNode {
     /// The output schema (the partial aggregate's).
     #[prost(message, optional, tag = "2")]
     schema: Option<protobuf::Schema>,
+}
+
+/// A [`ShreddedMemoryExec`]: the stored batches travel with the plan, as
+/// datafusion-proto ships a `MemTable`'s.
+#[derive(Clone, PartialEq, Message)]
+struct MemoryNode {
+    #[prost(message, optional, tag = "1")]
+    table_schema: Option<protobuf::Schema>,
+    #[prost(message, repeated, tag = "2")]
+    partitions: Vec<MemoryPartitionNode>,
+    /// The projection, over the table schema.
+    #[prost(message, repeated, tag = "3")]
+    exprs: Vec<protobuf::PhysicalExprNode>,
+    #[prost(string, repeated, tag = "4")]
+    names: Vec<String>,
+    #[prost(bool, tag = "5")]
+    pushdown: bool,
+}
+
+/// One partition's batches, each an Arrow IPC stream of its own (batches of
+/// one table may differ in how their VARIANT columns are stored).
+#[derive(Clone, PartialEq, Message)]
+struct MemoryPartitionNode {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    batches: Vec<Vec<u8>>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -335,6 +363,7 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
                     schema,
                 )?))
             }
+            Some(node::Kind::Memory(node)) => self.decode_memory(node, ctx),
             None => internal_err!("df-variant plan node without a kind"),
         }
     }
@@ -356,6 +385,8 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
                 group: Some(serialize_physical_expr(exec.group(), self)?),
                 schema: Some(exec.schema().as_ref().try_into()?),
             })
+        } else if let Some(exec) = node.downcast_ref::<ShreddedMemoryExec>() {
+            node::Kind::Memory(self.encode_memory(exec)?)
         } else {
             return internal_err!(
                 "df-variant's codec cannot serialize {}: it is not a node of df-variant",
@@ -385,6 +416,86 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
 }
 
 impl VariantPhysicalCodec {
+    fn encode_memory(&self, exec: &ShreddedMemoryExec) -> Result<MemoryNode> {
+        let partitions = exec
+            .partitions()
+            .iter()
+            .map(|batches| {
+                let batches = batches
+                    .iter()
+                    .map(|b| {
+                        let mut buf = Vec::new();
+                        let mut w =
+                            arrow_ipc::writer::StreamWriter::try_new(&mut buf, &b.schema())?;
+                        w.write(b)?;
+                        w.finish()?;
+                        drop(w);
+                        Ok(buf)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(MemoryPartitionNode { batches })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(MemoryNode {
+            table_schema: Some(exec.table_schema().as_ref().try_into()?),
+            partitions,
+            exprs: exec
+                .exprs()
+                .iter()
+                .map(|(e, _)| serialize_physical_expr(e, self))
+                .collect::<Result<_>>()?,
+            names: exec.exprs().iter().map(|(_, n)| n.clone()).collect(),
+            pushdown: exec.pushdown(),
+        })
+    }
+
+    fn decode_memory(&self, node: MemoryNode, ctx: &TaskContext) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = decode_schema(node.table_schema.as_ref(), "ShreddedMemoryExec")?;
+        let partitions = node
+            .partitions
+            .iter()
+            .map(|p| {
+                p.batches
+                    .iter()
+                    .map(|bytes| {
+                        crate::boundary::guard("ShreddedMemoryExec", || {
+                            let reader = arrow_ipc::reader::StreamReader::try_new(
+                                std::io::Cursor::new(bytes),
+                                None,
+                            )?;
+                            let mut batches = reader.collect::<Result<Vec<_>, _>>()?;
+                            match (batches.pop(), batches.is_empty()) {
+                                (Some(b), true) => Ok(b),
+                                _ => internal_err!(
+                                    "ShreddedMemoryExec: a stored batch is not one IPC batch"
+                                ),
+                            }
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if node.exprs.len() != node.names.len() {
+            return internal_err!(
+                "ShreddedMemoryExec: {} expressions, {} names",
+                node.exprs.len(),
+                node.names.len()
+            );
+        }
+        let exprs = node
+            .exprs
+            .iter()
+            .zip(node.names)
+            .map(|(e, name)| Ok((parse_physical_expr(e, ctx, &schema, self)?, name)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(ShreddedMemoryExec::try_new(
+            schema,
+            Arc::new(partitions),
+            exprs,
+            node.pushdown,
+        )?))
+    }
+
     fn encode_scan(&self, scan: &VariantScanExec) -> Result<ScanNode> {
         if let Some(adapter) = scan.base_adapter() {
             return internal_err!(

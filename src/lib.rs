@@ -40,6 +40,7 @@ pub mod demo;
 pub mod distributed;
 pub(crate) mod fs;
 pub mod ingest;
+pub mod memtable;
 pub mod optimizer;
 pub mod parquet;
 pub mod shredding;

@@ -226,7 +226,7 @@ impl Session {
         spinner: Option<&ProgressBar>,
     ) -> Result<(arrow::datatypes::SchemaRef, Vec<arrow::array::RecordBatch>)> {
         let plan = self.plan(statement).await?;
-        let df = self.ctx.execute_logical_plan(plan).await?;
+        let df = df_variant::sql::execute(&self.ctx, plan).await?;
         let schema = Arc::clone(df.schema().inner());
         let mut stream = df.execute_stream().await?;
         let mut batches = Vec::new();

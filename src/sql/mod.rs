@@ -115,7 +115,29 @@ pub async fn query(
         );
     }
     let plan = plan_statement(&state, statements.remove(0)).await?;
-    ctx.execute_logical_plan(plan).await
+    execute(ctx, plan).await
+}
+
+/// `ctx.execute_logical_plan(plan)`; after `CREATE TABLE ... AS`, the new
+/// table's VARIANT columns are shredded in memory
+/// ([`crate::memtable::shred_created_table`]).
+///
+/// # Errors
+/// The errors of `execute_logical_plan`, and the catalog's.
+pub async fn execute(
+    ctx: &datafusion::prelude::SessionContext,
+    plan: datafusion::logical_expr::LogicalPlan,
+) -> Result<datafusion::dataframe::DataFrame> {
+    use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+    let created = match &plan {
+        LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(c)) => Some(c.name.clone()),
+        _ => None,
+    };
+    let df = ctx.execute_logical_plan(plan).await?;
+    if let Some(name) = created {
+        crate::memtable::shred_created_table(ctx, name).await?;
+    }
+    Ok(df)
 }
 
 /// `state.statement_to_plan(statement)`, with Spark's error class where a
