@@ -32,7 +32,10 @@ use std::fmt::{self, Formatter};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, ListArray, RecordBatch, RecordBatchOptions, StringViewBuilder,
+    StructArray,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
@@ -210,7 +213,7 @@ fn shred_batch(
         let column = shred(&columns[i], t).ok()?;
         // Strings and bytes as views, as a Parquet scan reads them: extractions
         // then hand the leaf on without a copy.
-        let column = cast(&column, &view_types(column.data_type())).ok()?;
+        let column = shared_strings(&cast(&column, &view_types(column.data_type())).ok()?).ok()?;
         fields[i] = Field::new(
             fields[i].name(),
             column.data_type().clone(),
@@ -246,6 +249,45 @@ fn view_types(dt: &DataType) -> DataType {
         )),
         other => other.clone(),
     }
+}
+
+/// `array` with the equal strings of each string leaf sharing one view, as the
+/// views of a Parquet dictionary page do: what groups and filters by view
+/// (`StringGroupCountExec`, `ViewEqExpr`) then meet once per distinct string.
+fn shared_strings(array: &ArrayRef) -> Result<ArrayRef> {
+    Ok(match array.data_type() {
+        DataType::Utf8View => {
+            let strings = array.as_string_view();
+            let mut b = StringViewBuilder::with_capacity(strings.len()).with_deduplicate_strings();
+            for s in strings {
+                b.append_option(s);
+            }
+            Arc::new(b.finish())
+        }
+        DataType::Struct(fields) => {
+            let st = array.as_struct();
+            let columns = st
+                .columns()
+                .iter()
+                .map(shared_strings)
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(StructArray::try_new(
+                fields.clone(),
+                columns,
+                st.nulls().cloned(),
+            )?)
+        }
+        DataType::List(field) => {
+            let list = array.as_list::<i32>();
+            Arc::new(ListArray::try_new(
+                Arc::clone(field),
+                list.offsets().clone(),
+                shared_strings(list.values())?,
+                list.nulls().cloned(),
+            )?)
+        }
+        _ => Arc::clone(array),
+    })
 }
 
 /// A `MemTable` whose batches may hold VARIANT columns shredded (see the module
@@ -682,6 +724,24 @@ mod tests {
             plan.contains("ShreddedMemoryExec: partitions=") && plan.contains("shredded=[v]"),
             "{plan}"
         );
+    }
+
+    #[test]
+    fn equal_strings_of_a_leaf_share_one_view() {
+        use datafusion::arrow::array::StringViewArray;
+        let long = "app.bsky.feed.post, longer than a view's inline twelve bytes";
+        let leaf: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some(long),
+            None,
+            Some("short"),
+            Some(long),
+        ]));
+        let shared = shared_strings(&leaf).unwrap();
+        let views = shared.as_string_view().views();
+        assert_eq!(views[0], views[3]);
+        assert_eq!(shared.as_ref(), leaf.as_ref());
+        let before = leaf.as_string_view().views();
+        assert_ne!(before[0], before[3], "the input holds the string twice");
     }
 
     #[tokio::test]

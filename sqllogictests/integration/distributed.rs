@@ -352,6 +352,57 @@ async fn an_in_memory_cluster_gives_the_answers_of_one_process() -> Result<()> {
     Ok(())
 }
 
+/// `CREATE TABLE ... AS` keeps the events shredded in memory; the JSONBench
+/// queries on it answer as on the file, in one process, through bytes (the
+/// stored batches travel in the plan) and on workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_created_in_memory_table_answers_as_its_file_here_through_bytes_and_on_workers()
+-> Result<()> {
+    let f = Fixture::new("ctas").await?;
+    let file = df_variant::variant_context();
+    f.register(&file).await?;
+    let create = "CREATE TABLE events AS SELECT v FROM bluesky";
+    let mem = df_variant::variant_context();
+    f.register(&mem).await?;
+    df_variant::sql::query(&mem, create)
+        .await?
+        .collect()
+        .await?;
+    let runtime = Arc::new(RuntimeEnv::default());
+    let cluster = df_variant::distributed::InMemoryCluster::start(3, Arc::clone(&runtime));
+    let builder =
+        df_variant::variant_state_builder(SessionConfig::new().with_target_partitions(2), runtime);
+    let coordinator = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
+    f.register(&coordinator).await?;
+    df_variant::sql::query(&coordinator, create)
+        .await?
+        .collect()
+        .await?;
+    let codec = VariantPhysicalCodec::default();
+    for q in JSONBENCH {
+        let (want, _) = run(&file, plan(&file, q).await?).await?;
+        let q = q.replace("FROM bluesky", "FROM events");
+        let here = plan(&mem, &q).await?;
+        let text = datafusion::physical_plan::displayable(here.as_ref())
+            .indent(true)
+            .to_string();
+        assert!(
+            text.contains("ShreddedMemoryExec: partitions=2, shredded=[v]"),
+            "{text}"
+        );
+        assert!(text.contains("try_variant_get(v@0"), "{text}");
+        let (got, _) = run(&mem, here).await?;
+        assert_eq!(got, want, "{q}");
+        // A fresh plan: a run leaves its TopK's dynamic filter in the plan.
+        let decoded = through_bytes(&mem, plan(&mem, &q).await?, &codec)?;
+        let (got, _) = run(&mem, decoded).await?;
+        assert_eq!(got, want, "{q}, through bytes");
+        let (got, _, _) = run_distributed(&coordinator, &q).await?;
+        assert_eq!(got, want, "{q}, on workers");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn variant_settings_reach_the_workers() -> Result<()> {
     // `variant.spark_functions` decides on each worker whether Spark's built-ins
