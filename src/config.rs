@@ -17,7 +17,8 @@ extensions_options! {
     pub struct VariantOptions {
         /// `auto` (the default) infers a shredding schema per output file from its
         /// first rows, or uses `shredding_schema` when set; `off` writes Variant
-        /// columns unshredded.
+        /// columns unshredded. Tables made by `CREATE TABLE ... AS` follow it too
+        /// ([`crate::memtable`]).
         pub shredding: ShreddingSetting, default = ShreddingSetting::Auto
         /// An explicit shredding schema as a Spark DDL type string (e.g.
         /// `struct<a:bigint,b:string>`), applied to every VARIANT column written

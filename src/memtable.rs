@@ -73,6 +73,20 @@ use crate::shredding::{ShreddingOptions, infer_typed_value, shred, typed_value_f
 /// off`, nothing worth shredding in the sampled rows, a malformed row) is left
 /// as it is.
 ///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> datafusion::error::Result<()> {
+/// use df_variant::memtable::ShreddedMemTable;
+/// let ctx = df_variant::variant_context();
+/// let create = r#"CREATE TABLE m AS SELECT parse_json('{"a": 1, "b": "x"}') AS v"#;
+/// // `sql::query` (like the CLI) runs `shred_created_table` after the statement.
+/// df_variant::sql::query(&ctx, create).await?.collect().await?;
+/// let table = ctx.table_provider("m").await?;
+/// assert!(table.downcast_ref::<ShreddedMemTable>().is_some());
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 /// Only the catalog's (the table cannot be looked up or registered again).
 pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> Result<bool> {
