@@ -9,7 +9,7 @@ use datafusion::common::config::{ConfigExtension, ConfigField, Visit};
 use datafusion::common::{Result, config_err, exec_datafusion_err, extensions_options};
 
 use crate::boundary::shredding_error;
-use crate::shredding::typed_value_from_ddl;
+use crate::shredding::{ShreddingOptions, infer_typed_value, typed_value_from_ddl};
 use crate::variant::tz::SessionTz;
 
 extensions_options! {
@@ -201,7 +201,41 @@ pub enum ShreddingMode {
     Schema(String),
 }
 
+impl ShreddingMode {
+    /// The `typed_value` a VARIANT column is shredded to under this mode: none
+    /// when `Off`, the DDL's when `Schema`, and when `Auto` what `sample` (the
+    /// column's leading rows, in pieces) suggests, none for no rows.
+    ///
+    /// # Errors
+    /// A DDL string that is not a shredding schema, or a sample the inference
+    /// cannot read.
+    pub(crate) fn typed_value(
+        &self,
+        sample: &[&dyn datafusion::arrow::array::Array],
+        options: &ShreddingOptions,
+    ) -> Result<Option<datafusion::arrow::datatypes::DataType>> {
+        match self {
+            Self::Off => Ok(None),
+            Self::Schema(ddl) => Ok(Some(typed_value_from_ddl(ddl).map_err(shredding_error)?)),
+            Self::Auto if sample.is_empty() => Ok(None),
+            Self::Auto => {
+                let all = datafusion::arrow::compute::concat(sample)?;
+                infer_typed_value(&all, options).map_err(shredding_error)
+            }
+        }
+    }
+}
+
 impl VariantOptions {
+    /// The sampling of the shredding inference these settings select.
+    pub fn shredding_options(&self) -> ShreddingOptions {
+        ShreddingOptions {
+            sample_rows: self.shredding_sample_rows,
+            min_field_fraction: self.shredding_min_field_fraction,
+            max_leaves: self.shredding_max_leaves,
+        }
+    }
+
     /// The mode these settings select.
     pub fn mode(&self) -> ShreddingMode {
         match self.shredding {

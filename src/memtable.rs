@@ -59,10 +59,9 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use datafusion::prelude::SessionContext;
 
 use crate::array::{VariantInput, is_variant_type, variant_data_type};
-use crate::boundary::shredding_error;
 use crate::config::{ShreddingMode, VariantOptions};
 use crate::parquet::{VariantExprAdapterFactory, pushdown_enabled};
-use crate::shredding::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
+use crate::shredding::shred;
 
 /// After `CREATE TABLE name AS ...`: the table `name`, if it is a `MemTable`
 /// with VARIANT columns that the session's shredding settings shred, is
@@ -115,11 +114,7 @@ pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> 
     if variant.is_empty() || matches!(mode, ShreddingMode::Off) {
         return Ok(false);
     }
-    let sampling = ShreddingOptions {
-        sample_rows: options.shredding_sample_rows,
-        min_field_fraction: options.shredding_min_field_fraction,
-        max_leaves: options.shredding_max_leaves,
-    };
+    let sampling = options.shredding_options();
     // The partitions stay locked from the sample to the swap, so that no row
     // inserted meanwhile is lost.
     let mut guards = Vec::with_capacity(mem.batches.len());
@@ -129,9 +124,10 @@ pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> 
     let batches: Vec<&RecordBatch> = guards.iter().flat_map(|g| g.iter()).collect();
     let mut typed = Vec::with_capacity(variant.len());
     for &i in &variant {
-        let t = match &mode {
-            ShreddingMode::Schema(ddl) => Some(typed_value_from_ddl(ddl).map_err(shredding_error)?),
-            _ => sample_typed_value(&batches, i, &sampling),
+        let sample = leading_rows(&batches, i, sampling.sample_rows);
+        // Rows the inference cannot read: the table stays as it was.
+        let Ok(t) = mode.typed_value(&sample, &sampling) else {
+            return Ok(false);
         };
         typed.push(t);
     }
@@ -185,27 +181,18 @@ pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> 
     Ok(true)
 }
 
-/// The shredding the first `sample_rows` rows of column `i` suggest; `None` for
-/// nothing to shred or rows the inference cannot read.
-fn sample_typed_value(
-    batches: &[&RecordBatch],
-    i: usize,
-    options: &ShreddingOptions,
-) -> Option<DataType> {
+/// Column `i` of the batches that hold the first `rows` rows (at least).
+fn leading_rows<'a>(batches: &[&'a RecordBatch], i: usize, rows: usize) -> Vec<&'a dyn Array> {
     let mut columns: Vec<&dyn Array> = Vec::new();
-    let mut rows = 0;
+    let mut taken = 0;
     for b in batches {
-        if rows >= options.sample_rows {
+        if taken >= rows {
             break;
         }
         columns.push(b.column(i).as_ref());
-        rows += b.num_rows();
+        taken += b.num_rows();
     }
-    if columns.is_empty() {
-        return None;
-    }
-    let sample = datafusion::arrow::compute::concat(&columns).ok()?;
-    infer_typed_value(&sample, options).ok().flatten()
+    columns
 }
 
 /// `batch` with the VARIANT columns `variant` shredded to `typed` (a `None`

@@ -36,7 +36,7 @@ use crate::array::{
 };
 use crate::boundary::shredding_error;
 use crate::config::{ShreddingMode, VariantOptions};
-use crate::shredding::{ShreddingOptions, infer_typed_value, shred, typed_value_from_ddl};
+use crate::shredding::{ShreddingOptions, shred};
 use crate::variant::validate::{check_metadata, check_value_wide};
 
 /// Indices of the top-level VARIANT columns of a schema (by extension or shape).
@@ -241,22 +241,9 @@ impl FileColumns {
             if !is_variant {
                 continue;
             }
-            typed[i] = match &plan.mode {
-                ShreddingMode::Off => None,
-                ShreddingMode::Schema(ddl) => {
-                    Some(typed_value_from_ddl(ddl).map_err(shredding_error)?)
-                }
-                ShreddingMode::Auto => {
-                    let cols: Vec<&dyn arrow::array::Array> =
-                        sample.iter().map(|b| b.column(i).as_ref()).collect();
-                    if cols.is_empty() {
-                        None
-                    } else {
-                        let all = arrow::compute::concat(&cols)?;
-                        infer_typed_value(&all, &plan.shredding).map_err(shredding_error)?
-                    }
-                }
-            };
+            let cols: Vec<&dyn arrow::array::Array> =
+                sample.iter().map(|b| b.column(i).as_ref()).collect();
+            typed[i] = plan.mode.typed_value(&cols, &plan.shredding)?;
         }
         // The file schema: converted types, VARIANT columns annotated.
         let empty = RecordBatch::new_empty(Arc::clone(&plan.schema));
@@ -319,11 +306,7 @@ impl FilePlan {
             skip_arrow_metadata: parquet_options.global.skip_arrow_metadata,
             parquet_options,
             mode,
-            shredding: ShreddingOptions {
-                sample_rows: options.shredding_sample_rows,
-                min_field_fraction: options.shredding_min_field_fraction,
-                max_leaves: options.shredding_max_leaves,
-            },
+            shredding: options.shredding_options(),
             buffer_size,
         }
     }
