@@ -33,11 +33,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, ListArray, RecordBatch, RecordBatchOptions, StringViewBuilder,
-    StructArray,
+    Array, ArrayRef, AsArray, LargeListArray, ListArray, RecordBatch, RecordBatchOptions,
+    StringViewBuilder, StructArray,
 };
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
@@ -211,10 +211,7 @@ fn shred_batch(
         .collect();
     for (&i, t) in variant.iter().zip(typed) {
         let Some(t) = t else { continue };
-        let column = shred(&columns[i], t).ok()?;
-        // Strings and bytes as views, as a Parquet scan reads them: extractions
-        // then hand the leaf on without a copy.
-        let column = shared_strings(&cast(&column, &view_types(column.data_type())).ok()?).ok()?;
+        let column = shared_views(&shred(&columns[i], t).ok()?).ok()?;
         fields[i] = Field::new(
             fields[i].name(),
             column.data_type().clone(),
@@ -231,59 +228,56 @@ fn shred_batch(
     RecordBatch::try_new_with_options(schema, columns, &options).ok()
 }
 
-/// `dt` with every string and binary type inside it as its view type.
-fn view_types(dt: &DataType) -> DataType {
-    match dt {
-        DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
-        DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
-        DataType::Struct(fields) => DataType::Struct(
-            fields
-                .iter()
-                .map(|f| Arc::new(f.as_ref().clone().with_data_type(view_types(f.data_type()))))
-                .collect(),
-        ),
-        DataType::List(f) => DataType::List(Arc::new(
-            f.as_ref().clone().with_data_type(view_types(f.data_type())),
-        )),
-        DataType::LargeList(f) => DataType::LargeList(Arc::new(
-            f.as_ref().clone().with_data_type(view_types(f.data_type())),
-        )),
-        other => other.clone(),
+/// `array` with its strings and bytes as views, as a Parquet scan reads them
+/// (extractions then hand a leaf on without a copy), and the equal strings of
+/// each string leaf sharing one view, as the views of a Parquet dictionary
+/// page do (what groups and filters by view, `StringGroupCountExec` and
+/// `ViewEqExpr`, then meets once per distinct string).
+fn shared_views(array: &ArrayRef) -> Result<ArrayRef> {
+    fn dedup<'a>(len: usize, strings: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+        let mut b = StringViewBuilder::with_capacity(len).with_deduplicate_strings();
+        strings.for_each(|s| b.append_option(s));
+        Arc::new(b.finish())
     }
-}
-
-/// `array` with the equal strings of each string leaf sharing one view, as the
-/// views of a Parquet dictionary page do: what groups and filters by view
-/// (`StringGroupCountExec`, `ViewEqExpr`) then meet once per distinct string.
-fn shared_strings(array: &ArrayRef) -> Result<ArrayRef> {
+    fn with_type(f: &FieldRef, dt: &DataType) -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(dt.clone()))
+    }
     Ok(match array.data_type() {
-        DataType::Utf8View => {
-            let strings = array.as_string_view();
-            let mut b = StringViewBuilder::with_capacity(strings.len()).with_deduplicate_strings();
-            for s in strings {
-                b.append_option(s);
-            }
-            Arc::new(b.finish())
-        }
+        DataType::Utf8 => dedup(array.len(), array.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => dedup(array.len(), array.as_string::<i64>().iter()),
+        DataType::Utf8View => dedup(array.len(), array.as_string_view().iter()),
+        DataType::Binary | DataType::LargeBinary => cast(array, &DataType::BinaryView)?,
         DataType::Struct(fields) => {
             let st = array.as_struct();
             let columns = st
                 .columns()
                 .iter()
-                .map(shared_strings)
+                .map(shared_views)
                 .collect::<Result<Vec<_>>>()?;
-            Arc::new(StructArray::try_new(
-                fields.clone(),
-                columns,
-                st.nulls().cloned(),
-            )?)
+            let fields = fields
+                .iter()
+                .zip(&columns)
+                .map(|(f, c)| with_type(f, c.data_type()))
+                .collect();
+            Arc::new(StructArray::try_new(fields, columns, st.nulls().cloned())?)
         }
         DataType::List(field) => {
             let list = array.as_list::<i32>();
+            let values = shared_views(list.values())?;
             Arc::new(ListArray::try_new(
-                Arc::clone(field),
+                with_type(field, values.data_type()),
                 list.offsets().clone(),
-                shared_strings(list.values())?,
+                values,
+                list.nulls().cloned(),
+            )?)
+        }
+        DataType::LargeList(field) => {
+            let list = array.as_list::<i64>();
+            let values = shared_views(list.values())?;
+            Arc::new(LargeListArray::try_new(
+                with_type(field, values.data_type()),
+                list.offsets().clone(),
+                values,
                 list.nulls().cloned(),
             )?)
         }
@@ -737,12 +731,20 @@ mod tests {
             Some("short"),
             Some(long),
         ]));
-        let shared = shared_strings(&leaf).unwrap();
+        let shared = shared_views(&leaf).unwrap();
         let views = shared.as_string_view().views();
         assert_eq!(views[0], views[3]);
         assert_eq!(shared.as_ref(), leaf.as_ref());
         let before = leaf.as_string_view().views();
         assert_ne!(before[0], before[3], "the input holds the string twice");
+        // A shredded string leaf comes as Utf8: it becomes views, shared too.
+        let utf8: ArrayRef = Arc::new(datafusion::arrow::array::StringArray::from(vec![
+            Some(long),
+            Some(long),
+        ]));
+        let shared = shared_views(&utf8).unwrap();
+        let views = shared.as_string_view().views();
+        assert_eq!(views[0], views[1]);
     }
 
     #[tokio::test]
