@@ -18,12 +18,12 @@
 //! | [`ReadJsonVariantExec`] | files, byte ranges per partition, parse options |
 //! | `DataSinkExec` + [`VariantParquetSink`] | the Parquet sink's configuration, the shredding mode and settings, the sort order |
 //! | `DataSinkExec` + `DeltaSink` | table URL, schema, the table to create, the sort order |
-//! | [`StringGroupCountExec`] | the group expression and the output schema |
+//! | `StringGroupCountExec` ([`crate::accel`]) | the group expression and the output schema |
 //!
 //! Our functions travel by name and are found in the receiving session, which
 //! must therefore have them registered ([`crate::with_variant`] or
 //! [`crate::register_all`]). The one exception is
-//! [`PartitionedDistinctCount`], which only a plan rule may place and which is
+//! `PartitionedDistinctCount` ([`crate::accel`]), which only a plan rule may place and which is
 //! therefore not in the registry: it travels as the aggregate's definition
 //! (its name as bytes). Under datafusion-distributed, whose composed codec
 //! never asks a user codec about aggregate functions, it goes by name, and
@@ -82,9 +82,9 @@ use crate::fs::InputFile;
 use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
 use crate::memtable::ShreddedMemoryExec;
-use crate::optimizer::StringGroupCountExec;
+#[cfg(feature = "accel")]
+use crate::accel::{PartitionedDistinctCount, StringGroupCountExec};
 use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
-use crate::udaf::count_distinct::PartitionedDistinctCount;
 use crate::variant::json::JsonParseOptions;
 
 /// The [`PhysicalExtensionCodec`] of df-variant (see the module docs).
@@ -350,6 +350,7 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Some(node::Kind::Json(json)) => decode_json(json),
             Some(node::Kind::ParquetSink(sink)) => self.decode_parquet_sink(sink, inputs, ctx),
             Some(node::Kind::DeltaSink(sink)) => self.decode_delta_sink(sink, inputs, ctx),
+            #[cfg(feature = "accel")]
             Some(node::Kind::GroupCount(node)) => {
                 let input = one_input("StringGroupCountExec", inputs)?;
                 let schema = decode_schema(node.schema.as_ref(), "StringGroupCountExec")?;
@@ -363,6 +364,10 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
                     schema,
                 )?))
             }
+            #[cfg(not(feature = "accel"))]
+            Some(node::Kind::GroupCount(_)) => not_impl_err!(
+                "StringGroupCountExec needs df-variant's cargo feature `accel` in the receiving process"
+            ),
             Some(node::Kind::Memory(node)) => self.decode_memory(node, ctx),
             None => internal_err!("df-variant plan node without a kind"),
         }
@@ -380,11 +385,8 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             node::Kind::Json(encode_json(json)?)
         } else if let Some(exec) = node.downcast_ref::<DataSinkExec>() {
             self.encode_sink(exec)?
-        } else if let Some(exec) = node.downcast_ref::<StringGroupCountExec>() {
-            node::Kind::GroupCount(GroupCountNode {
-                group: Some(serialize_physical_expr(exec.group(), self)?),
-                schema: Some(exec.schema().as_ref().try_into()?),
-            })
+        } else if let Some(kind) = encode_accel(&node, self)? {
+            kind
         } else if let Some(exec) = node.downcast_ref::<ShreddedMemoryExec>() {
             node::Kind::Memory(self.encode_memory(exec)?)
         } else {
@@ -399,20 +401,51 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
     }
 
     fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        #[cfg(feature = "accel")]
         if node.inner().is::<PartitionedDistinctCount>() {
             buf.extend_from_slice(PartitionedDistinctCount::NAME.as_bytes());
         }
+        #[cfg(not(feature = "accel"))]
+        let _ = (node, buf);
         Ok(())
     }
 
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        #[cfg(feature = "accel")]
         if buf == PartitionedDistinctCount::NAME.as_bytes() {
             return Ok(PartitionedDistinctCount::udaf());
         }
+        #[cfg(not(feature = "accel"))]
+        let _ = buf;
         not_impl_err!(
             "df-variant's codec does not know the aggregate function {name}: register it in the receiving session"
         )
     }
+}
+
+/// The node of an opt-in [`crate::accel`] operator, if `node` is one.
+#[cfg(feature = "accel")]
+fn encode_accel(
+    node: &Arc<dyn ExecutionPlan>,
+    codec: &VariantPhysicalCodec,
+) -> Result<Option<node::Kind>> {
+    let Some(exec) = node.downcast_ref::<StringGroupCountExec>() else {
+        return Ok(None);
+    };
+    Ok(Some(node::Kind::GroupCount(GroupCountNode {
+        group: Some(serialize_physical_expr(exec.group(), codec)?),
+        schema: Some(exec.schema().as_ref().try_into()?),
+    })))
+}
+
+/// Without the `accel` feature there is no such operator.
+#[cfg(not(feature = "accel"))]
+#[allow(clippy::unnecessary_wraps)]
+fn encode_accel(
+    _node: &Arc<dyn ExecutionPlan>,
+    _codec: &VariantPhysicalCodec,
+) -> Result<Option<node::Kind>> {
+    Ok(None)
 }
 
 impl VariantPhysicalCodec {

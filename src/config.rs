@@ -12,6 +12,10 @@ use crate::boundary::shredding_error;
 use crate::shredding::{ShreddingOptions, infer_typed_value, typed_value_from_ddl};
 use crate::variant::tz::SessionTz;
 
+/// The default of `variant.scan_cache_size`: off. A library default must be
+/// safe for a service that makes a session per request.
+pub const DEFAULT_SCAN_CACHE_BYTES: usize = 0;
+
 extensions_options! {
     /// Settings under the `variant.` prefix.
     pub struct VariantOptions {
@@ -77,11 +81,12 @@ extensions_options! {
         /// another statement's text). `false` (the default): no SQL text.
         pub workload_log_sql: bool, default = false
         /// The most memory the hot-data cache of Parquet scans keeps (`512M`,
-        /// `2G`, a number of bytes; `0` turns it off and empties it): the
-        /// batches each file scan produced, extractions answered, so that a
-        /// repeated query does not decode the file again. Outside DataFusion's
-        /// memory pool. Default `1G`.
-        pub scan_cache_size: ByteSize, default = ByteSize(crate::parquet::DEFAULT_SCAN_CACHE_BYTES)
+        /// `2G`, a number of bytes; `0`, the default, turns it off and
+        /// empties it): the batches each file scan produced, extractions
+        /// answered, so that a repeated query does not decode the file again.
+        /// Reserved in the runtime's memory pool, and at most half of a
+        /// memory limit ([`crate::parquet::scan_cache`]).
+        pub scan_cache_size: ByteSize, default = ByteSize(DEFAULT_SCAN_CACHE_BYTES)
     }
 }
 

@@ -65,7 +65,8 @@ use url::Url;
 use crate::codec::VariantPhysicalCodec;
 use crate::config::VariantOptions;
 use crate::parquet::{VariantScanExec, guarded_scan_config, scan_config};
-use crate::udaf::count_distinct::PartitionedDistinctCount;
+#[cfg(feature = "accel")]
+use crate::accel::PartitionedDistinctCount;
 
 /// How long the coordinator waits for a worker's TCP connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -154,11 +155,13 @@ where
             if spark {
                 builder = crate::spark::with_spark_functions(builder);
             }
+            #[cfg_attr(not(feature = "accel"), allow(unused_mut))]
             let mut builder = crate::with_variant(builder);
             // Found by name: datafusion-distributed's composed codec asks its
             // own codec first, which claims every aggregate function with no
             // bytes, so ours never sees it. Workers do not plan SQL, so
             // nobody can call it here without the repartition it needs.
+            #[cfg(feature = "accel")]
             builder
                 .aggregate_functions()
                 .get_or_insert_with(Vec::new)

@@ -27,6 +27,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "accel")]
+pub mod accel;
 pub mod array;
 mod boundary;
 #[cfg(feature = "proto")]
@@ -71,37 +73,20 @@ pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
         registry.register_udf(f)?;
     }
     udf::coerce::register_coercing(registry)?;
-    if let Some(fast) = registry
-        .udf("date_part")
-        .ok()
-        .and_then(|f| udf::date_part::FastDatePart::replacing(&f))
-    {
-        registry.register_udf(Arc::new(fast))?;
-    }
     for f in udaf::functions() {
         registry.register_udaf(f)?;
     }
-    if let Some(fast) = registry
-        .udaf("count")
-        .ok()
-        .and_then(|f| udaf::count_distinct::FastCount::replacing(&f))
-    {
-        registry.register_udaf(Arc::new(fast))?;
-    }
     Ok(())
 }
-
-/// The rows per Parquet row group that [`with_variant`] sets where
-/// DataFusion's default (1,048,576) was left:
-/// `datafusion.execution.parquet.max_row_group_size`.
-pub const PARQUET_ROW_GROUP_ROWS: usize = 128 * 1024;
 
 /// Adds everything of the crate to a session builder: the functions, the
 /// `VARIANT` SQL type, the cast rewrite (`CAST(v AS INT)`, `CAST(x AS VARIANT)`)
 /// and the plan-time checks that refuse ordering, grouping and comparing
 /// VARIANT values.
 ///
-/// Parquet row groups default to [`PARQUET_ROW_GROUP_ROWS`] rows.
+/// It changes nothing else: a plan without VARIANT in it is DataFusion's plan
+/// (`sqllogictests/integration/boundary.rs` holds that). Speedups of plain
+/// plans are opt-in: [`accel::with_accelerations`].
 ///
 /// The analyzer becomes [`optimizer::analyzer_rules`] (ours before DataFusion's
 /// type coercion, then DataFusion's defaults; rules added later with
@@ -128,26 +113,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
             .cloned()
     });
     functions.extend(wrapped);
-    // DataFusion's date_part with its fixed-offset fast path, also for plans
-    // decoded by name (the analyzer swaps the calls that EXTRACT plans).
-    let date_part = functions
-        .iter()
-        .rev()
-        .find(|f| f.name() == "date_part")
-        .and_then(|f| udf::date_part::FastDatePart::replacing(f));
-    functions.extend(date_part.map(Arc::new));
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
         .extend(udaf::functions());
-    // DataFusion's count with a groups accumulator for count(DISTINCT string).
-    let aggregates = builder.aggregate_functions().get_or_insert_with(Vec::new);
-    let count = aggregates
-        .iter()
-        .rev()
-        .find(|f| f.name() == "count")
-        .and_then(|f| udaf::count_distinct::FastCount::replacing(f));
-    aggregates.extend(count.map(Arc::new));
     let mut table_functions = ingest::table_functions();
     table_functions.extend(parquet::table_functions());
     #[cfg(feature = "delta")]
@@ -174,34 +143,6 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         .is_none()
     {
         config = config.with_option_extension(config::VariantOptions::default());
-    }
-    // Under a memory limit, DataFusion's two-phase count(DISTINCT) degrades
-    // better than the rule's plan: its partial aggregate may pass groups on
-    // early and its final one spills, where ours must fail (and the extra
-    // repartition takes a share of a fair pool). `SET` turns it back on.
-    let limited = builder.runtime_env().as_ref().is_some_and(|r| {
-        matches!(
-            r.memory_pool.memory_limit(),
-            datafusion::execution::memory_pool::MemoryLimit::Finite(_)
-        )
-    });
-    if limited
-        && let Some(options) = config
-            .options_mut()
-            .extensions
-            .get_mut::<config::VariantOptions>()
-    {
-        options.partition_distinct_count = false;
-    }
-    // Row groups of 128 Ki rows where DataFusion's default (1 Mi) was left: a
-    // 1M-row file is then 8 row groups that 2+ cores read in parallel and that
-    // statistics can skip, not one (JSONBench Q2-Q5 1.6-1.8x faster hot).
-    // A value set by the caller (or `SET` later) is kept.
-    let parquet = &mut config.options_mut().execution.parquet;
-    if parquet.max_row_group_size
-        == datafusion::common::config::ParquetOptions::default().max_row_group_size
-    {
-        parquet.max_row_group_size = PARQUET_ROW_GROUP_ROWS;
     }
     // The session's workload log (`variant_workload`).
     if config.get_extension::<workload::WorkloadLog>().is_none() {

@@ -59,7 +59,10 @@ impl Session {
                 std::process::exit(2);
             }
         };
-        let builder = df_variant::variant_state_builder(config, runtime);
+        let mut builder = df_variant::variant_state_builder(config, runtime);
+        if args.accelerate {
+            builder = df_variant::accel::with_accelerations(builder);
+        }
         #[cfg(feature = "distributed")]
         let builder = if args.workers.is_empty() {
             builder

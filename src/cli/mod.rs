@@ -71,6 +71,12 @@ pub struct Args {
     #[arg(long)]
     pub spark: bool,
 
+    /// Also speed up plain DataFusion plans (`df_variant::accel`): string
+    /// group counts and `=` by views, `count(DISTINCT s)` per partition, and
+    /// `date_part` by arithmetic. Off by default, as in the library.
+    #[arg(long)]
+    pub accelerate: bool,
+
     /// Target partitions (threads per query); default: the number of cores.
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,

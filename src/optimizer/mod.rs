@@ -15,12 +15,8 @@
 //! 5. Per file at run time: [`crate::parquet::shredded_get`] reads the path's
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
-mod date_part;
-mod distinct_partition;
-mod group_count;
 mod variant_get_pushdown;
 mod variant_get_split;
-mod view_eq;
 mod write;
 
 use std::sync::Arc;
@@ -29,26 +25,22 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::optimizer::analyzer::Analyzer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
-pub use date_part::FastDatePartSwap;
-pub use distinct_partition::PartitionDistinctCount;
-pub use group_count::{StringGroupCount, StringGroupCountExec};
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
-pub use view_eq::{StringViewFilter, ViewEqExpr};
 pub use write::VariantWriteRule;
 
-/// The analyzer rules, ours first and then DataFusion's defaults:
-/// 1. [`crate::sql::VariantCastRewrite`] first: DataFusion's type coercion cannot
+/// The analyzer rules, ours first and then DataFusion's defaults. Each of ours
+/// leaves a plan without VARIANT unchanged.
+/// 1. [`crate::sql::DecorrelateLateralExplode`] first: `LATERAL
+///    variant_explode(t.v)` becomes a join before anything reads the subquery;
+/// 2. [`crate::sql::VariantCastRewrite`]: DataFusion's type coercion cannot
 ///    cast a struct to a scalar, so casts to and from VARIANT must be functions
 ///    before it runs;
-/// 2. [`VariantGetSplit`] next, so that it also sees the `variant_get` calls the
+/// 3. [`VariantGetSplit`] next, so that it also sees the `variant_get` calls the
 ///    cast rewrite made;
-/// 3. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
+/// 4. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
 ///    grouping or comparing VARIANT values is refused with our error instead of a
 ///    coercion error about structs;
-/// 4. [`FastDatePartSwap`]: `EXTRACT` and DataFusion's `date_part()`
-///    expression function name DataFusion's own function object, not the
-///    registry's;
 /// 5. DataFusion's default analyzer rules.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
@@ -56,7 +48,6 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
         Arc::new(crate::sql::VariantCastRewrite),
         Arc::new(VariantGetSplit),
         Arc::new(crate::sql::VariantOperationCheck),
-        Arc::new(FastDatePartSwap),
     ];
     rules.extend(Analyzer::new().rules);
     rules
@@ -66,20 +57,9 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
 /// must have placed projections, filters and repartitions first):
 /// 1. [`VariantWriteRule`]: swaps Parquet sinks with VARIANT columns for ours;
 /// 2. [`VariantGetPushdown`], so that it sees the final shape of every scan and
-///    of the filters above it;
-/// 3. [`StringGroupCount`]: counts of one string column's groups, over the
-///    final shape of the aggregates (after DataFusion combined and
-///    repartitioned them);
-/// 4. [`PartitionDistinctCount`]: `count(DISTINCT s)` of groups counted per
-///    partition of `s`, also over the final shape of the aggregates;
-/// 5. [`StringViewFilter`]: string equalities in filters compared by views,
-///    after [`VariantGetPushdown`] read those filters for pruning.
+///    of the filters above it.
+///
+/// The opt-in rules of [`crate::accel`] come after these.
 pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    vec![
-        Arc::new(VariantWriteRule),
-        Arc::new(VariantGetPushdown),
-        Arc::new(StringGroupCount),
-        Arc::new(PartitionDistinctCount),
-        Arc::new(StringViewFilter),
-    ]
+    vec![Arc::new(VariantWriteRule), Arc::new(VariantGetPushdown)]
 }

@@ -558,11 +558,18 @@ impl ExecutionPlan for VariantScanExec {
                         .with_file_groups(vec![FileGroup::new(vec![file])])
                         .with_expr_adapter(Some(Arc::new(factory)))
                         .build();
+                    let pool = Arc::clone(&context.runtime_env().memory_pool);
                     let stream = DataSourceExec::from_data_source(single)
                         .execute(0, context)
                         .map(|stream| crate::boundary::catch_stream_panics(stream, what))?;
                     Ok::<_, datafusion::common::DataFusionError>(match cached {
-                        Some((cache, key)) => super::scan_cache::keep(stream, cache, key, capacity),
+                        Some((cache, key)) => super::scan_cache::keep(
+                            stream,
+                            cache,
+                            key,
+                            capacity,
+                            pool,
+                        ),
                         None => stream,
                     })
                 }

@@ -17,13 +17,16 @@
 //! under ours. Only a file scan that ran to its end is kept; one that failed or
 //! was dropped early (a `LIMIT` above) is not.
 //!
-//! The cache is bounded by `variant.scan_cache_size` bytes (the Arrow allocations
-//! the scan's batches hold, each counted once however many batches share it),
-//! evicting the least
-//! recently used scans first; `0` turns it off and empties it. It lives in the
-//! session (a [`ScanCache`] in the `SessionConfig`'s extensions, added by
-//! [`crate::with_variant`]), outside DataFusion's memory pool: `--memory-limit`
-//! bounds the queries, `variant.scan_cache_size` the cache. `EXPLAIN ANALYZE`
+//! The cache is off by default. It is bounded by `variant.scan_cache_size` bytes
+//! (the Arrow allocations the scan's batches hold, each counted once however
+//! many batches share it), evicting the least recently used scans first; `0`
+//! (the default) turns it off and empties it. It lives in the session (a
+//! [`ScanCache`] in the `SessionConfig`'s extensions, added by
+//! [`crate::with_variant`]), and what it keeps is reserved in the runtime's
+//! memory pool, as a spillable consumer named `variant scan cache`: a pool
+//! that refuses more makes it evict its oldest scans, or not keep the new one,
+//! and under a finite pool (`--memory-limit`) it keeps at most half the limit,
+//! so that queries always have the rest. `EXPLAIN ANALYZE`
 //! shows `scan_cache_hits` and `scan_cache_hit_rows` on a scan that was served
 //! from it.
 //!
@@ -47,13 +50,13 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileScanConfig, ParquetSource};
+use datafusion::execution::memory_pool::{
+    MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
+};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
 use futures::Stream;
-
-/// The default of `variant.scan_cache_size`: 1 GiB.
-pub const DEFAULT_SCAN_CACHE_BYTES: usize = 1 << 30;
 
 /// The session's cache of file scans (see the module docs).
 #[derive(Debug, Default)]
@@ -66,22 +69,70 @@ struct Inner {
     entries: HashMap<String, Entry>,
     bytes: usize,
     clock: u64,
+    /// The pool the kept bytes are reserved in, and the reservation (`bytes`).
+    reservation: Option<(Arc<dyn MemoryPool>, MemoryReservation)>,
 }
 
 impl Inner {
-    /// Evicts the least recently used scans until at most `capacity` bytes are kept.
+    /// Evicts the least recently used scans until at most `capacity` bytes are
+    /// kept, and gives the rest back to the pool.
     fn evict_to(&mut self, capacity: usize) {
-        while self.bytes > capacity {
-            let Some(oldest) = self
-                .entries
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(e) = self.entries.remove(&oldest) {
-                self.bytes -= e.bytes;
+        while self.bytes > capacity && self.evict_oldest() {}
+    }
+
+    /// Evicts the least recently used scan, if any, giving its bytes back.
+    fn evict_oldest(&mut self) -> bool {
+        let Some(oldest) = self
+            .entries
+            .iter()
+            .min_by_key(|(_, e)| e.used)
+            .map(|(k, _)| k.clone())
+        else {
+            return false;
+        };
+        if let Some(e) = self.entries.remove(&oldest) {
+            self.bytes -= e.bytes;
+        }
+        self.give_back();
+        true
+    }
+
+    /// Shrinks the reservation to the bytes kept.
+    fn give_back(&self) {
+        if let Some((_, reservation)) = &self.reservation {
+            reservation.resize(self.bytes);
+        }
+    }
+
+    /// Reserves `more` bytes beyond those kept in `pool`, evicting the least
+    /// recently used scans while the pool refuses; whether it fits. Moved to
+    /// another pool (the session got a new runtime), the cache starts empty.
+    fn reserve(&mut self, pool: &Arc<dyn MemoryPool>, more: usize) -> bool {
+        if let MemoryLimit::Finite(limit) = pool.memory_limit()
+            && more > limit
+        {
+            return false;
+        }
+        if self
+            .reservation
+            .as_ref()
+            .is_none_or(|(p, _)| !Arc::ptr_eq(p, pool))
+        {
+            self.entries.clear();
+            self.bytes = 0;
+            let reservation = MemoryConsumer::new("variant scan cache")
+                .with_can_spill(true)
+                .register(pool);
+            self.reservation = Some((Arc::clone(pool), reservation));
+        }
+        loop {
+            if let Some((_, reservation)) = &self.reservation
+                && reservation.try_grow(more).is_ok()
+            {
+                return true;
+            }
+            if !self.evict_oldest() {
+                return false;
             }
         }
     }
@@ -106,16 +157,28 @@ impl ScanCache {
     }
 
     /// Keeps `batches` under `key`, evicting the least recently used scans until
-    /// all fit in `capacity` bytes; a scan larger than `capacity` is not kept.
-    pub fn insert(&self, key: String, batches: Vec<RecordBatch>, bytes: usize, capacity: usize) {
+    /// all fit in `capacity` bytes and `pool` grants them; a scan larger than
+    /// `capacity`, or than the pool grants with nothing else kept, is not kept.
+    pub fn insert(
+        &self,
+        key: String,
+        batches: Vec<RecordBatch>,
+        bytes: usize,
+        capacity: usize,
+        pool: &Arc<dyn MemoryPool>,
+    ) {
         if bytes > capacity {
             return;
         }
         let mut inner = self.lock();
         if let Some(old) = inner.entries.remove(&key) {
             inner.bytes -= old.bytes;
+            inner.give_back();
         }
         inner.evict_to(capacity - bytes);
+        if !inner.reserve(pool, bytes) {
+            return;
+        }
         inner.clock += 1;
         let used = inner.clock;
         inner.bytes += bytes;
@@ -151,14 +214,19 @@ impl ScanCache {
     }
 }
 
-/// `variant.scan_cache_size` in bytes, as the session has it.
+/// `variant.scan_cache_size` in bytes, as the session has it, and at most
+/// half the memory limit of a runtime that has one.
 pub fn capacity(context: &TaskContext) -> usize {
-    context
+    let setting = context
         .session_config()
         .options()
         .extensions
         .get::<crate::config::VariantOptions>()
-        .map_or(DEFAULT_SCAN_CACHE_BYTES, |o| o.scan_cache_size.0)
+        .map_or(crate::config::DEFAULT_SCAN_CACHE_BYTES, |o| o.scan_cache_size.0);
+    match context.runtime_env().memory_pool.memory_limit() {
+        MemoryLimit::Finite(limit) => setting.min(limit / 2),
+        MemoryLimit::Infinite | MemoryLimit::Unknown => setting,
+    }
 }
 
 /// The part of a file scan's key that every file of the scan shares, or `None`
@@ -257,12 +325,14 @@ pub fn keep(
     cache: Arc<ScanCache>,
     key: String,
     capacity: usize,
+    pool: Arc<dyn MemoryPool>,
 ) -> SendableRecordBatchStream {
     Box::pin(Keeping {
         inner,
         cache,
         key,
         capacity,
+        pool,
         kept: Some((Vec::new(), 0)),
         counted: HashSet::new(),
     })
@@ -273,6 +343,8 @@ struct Keeping {
     cache: Arc<ScanCache>,
     key: String,
     capacity: usize,
+    /// The pool the kept batches are reserved in.
+    pool: Arc<dyn MemoryPool>,
     /// The batches so far and their bytes; `None` once the scan cannot be kept.
     kept: Option<(Vec<RecordBatch>, usize)>,
     /// The allocations counted so far: batches sliced from one buffer (a row
@@ -327,7 +399,7 @@ impl Stream for Keeping {
             Poll::Ready(None) => {
                 if let Some((batches, bytes)) = this.kept.take() {
                     this.cache
-                        .insert(std::mem::take(&mut this.key), batches, bytes, this.capacity);
+                        .insert(std::mem::take(&mut this.key), batches, bytes, this.capacity, &this.pool);
                 }
             }
             Poll::Pending => {}
@@ -348,6 +420,32 @@ mod tests {
     use datafusion::arrow::array::Int64Array;
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
 
+    fn unbounded() -> Arc<dyn MemoryPool> {
+        Arc::new(datafusion::execution::memory_pool::UnboundedMemoryPool::default())
+    }
+
+    #[test]
+    fn reserves_what_it_keeps_in_the_pool_and_evicts_when_refused() {
+        use datafusion::execution::memory_pool::GreedyMemoryPool;
+        let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(100));
+        let cache = ScanCache::default();
+        cache.insert("a".into(), vec![batch(1)], 40, 1000, &pool);
+        cache.insert("b".into(), vec![batch(2)], 40, 1000, &pool);
+        assert_eq!(pool.reserved(), 80, "the pool sees what the cache keeps");
+        // The pool has 20 bytes left: the oldest scan goes to make room.
+        cache.insert("c".into(), vec![batch(3)], 50, 1000, &pool);
+        assert!(cache.get("a").is_none() && cache.get("b").is_some());
+        assert_eq!((pool.reserved(), cache.usage()), (90, (90, 2)));
+        // More than the pool holds at all: not kept, and nothing evicted for it.
+        cache.insert("huge".into(), vec![batch(4)], 101, 1000, &pool);
+        assert!(cache.get("huge").is_none());
+        assert_eq!((pool.reserved(), cache.usage()), (90, (90, 2)));
+        // A query's operator asking the pool for more is refused only by
+        // what the cache keeps; emptying the cache gives it all back.
+        cache.shrink_to(0);
+        assert_eq!(pool.reserved(), 0);
+    }
+
     fn batch(n: i64) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
         RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![n]))])
@@ -357,10 +455,11 @@ mod tests {
     #[test]
     fn evicts_the_least_recently_used_first() {
         let cache = ScanCache::default();
-        cache.insert("a".into(), vec![batch(1)], 40, 100);
-        cache.insert("b".into(), vec![batch(2)], 40, 100);
+        let pool = unbounded();
+        cache.insert("a".into(), vec![batch(1)], 40, 100, &pool);
+        cache.insert("b".into(), vec![batch(2)], 40, 100, &pool);
         assert!(cache.get("a").is_some(), "a is now the most recently used");
-        cache.insert("c".into(), vec![batch(3)], 40, 100);
+        cache.insert("c".into(), vec![batch(3)], 40, 100, &pool);
         assert!(cache.get("b").is_none(), "b was the least recently used");
         assert!(cache.get("a").is_some());
         assert!(cache.get("c").is_some());
@@ -370,10 +469,11 @@ mod tests {
     #[test]
     fn keeps_nothing_larger_than_its_capacity_and_empties_at_zero() {
         let cache = ScanCache::default();
-        cache.insert("big".into(), vec![batch(1)], 101, 100);
+        let pool = unbounded();
+        cache.insert("big".into(), vec![batch(1)], 101, 100, &pool);
         assert!(cache.get("big").is_none());
-        cache.insert("a".into(), vec![batch(1)], 60, 100);
-        cache.insert("a".into(), vec![batch(2)], 70, 100);
+        cache.insert("a".into(), vec![batch(1)], 60, 100, &pool);
+        cache.insert("a".into(), vec![batch(2)], 70, 100, &pool);
         assert_eq!(
             cache.usage(),
             (70, 1),
@@ -388,8 +488,9 @@ mod tests {
         use futures::StreamExt;
         let schema = batch(0).schema();
         let cache = Arc::new(ScanCache::default());
+        let pool = unbounded();
         let ok = replay(Arc::clone(&schema), vec![batch(1), batch(2)].into());
-        let kept = keep(ok, Arc::clone(&cache), "ok".into(), 1 << 20);
+        let kept = keep(ok, Arc::clone(&cache), "ok".into(), 1 << 20, Arc::clone(&pool));
         assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
         assert_eq!(cache.get("ok").map(|b| b.len()), Some(2));
 
@@ -405,7 +506,7 @@ mod tests {
                 failing,
             ),
         );
-        let kept = keep(failing, Arc::clone(&cache), "bad".into(), 1 << 20);
+        let kept = keep(failing, Arc::clone(&cache), "bad".into(), 1 << 20, Arc::clone(&pool));
         assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
         assert!(cache.get("bad").is_none(), "a failed scan is not kept");
 
@@ -414,6 +515,7 @@ mod tests {
             Arc::clone(&cache),
             "early".into(),
             1 << 20,
+            pool,
         );
         assert!(dropped.next().await.is_some());
         drop(dropped);
@@ -434,11 +536,13 @@ mod tests {
         .expect("a valid batch");
         let slices: Vec<_> = (0..8).map(|i| whole.slice(i * 1024, 1024)).collect();
         let cache = Arc::new(ScanCache::default());
+        let pool = unbounded();
         let kept = keep(
             replay(schema, slices.into()),
             Arc::clone(&cache),
             "sliced".into(),
             1 << 20,
+            pool,
         );
         assert_eq!(kept.collect::<Vec<_>>().await.len(), 8);
         let (bytes, entries) = cache.usage();

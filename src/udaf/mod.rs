@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::AggregateUDF;
 
-pub mod count_distinct;
 mod schema_of_variant_agg;
 
 pub use schema_of_variant_agg::SchemaOfVariantAgg;

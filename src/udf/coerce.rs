@@ -307,6 +307,20 @@ pub fn coercing_functions_over(
     values.chain(strings).collect()
 }
 
+/// DataFusion's function behind `f`: the one it wraps where `f` is one of this
+/// module's wrappers (which leave every call without a VARIANT to it), `f`
+/// itself otherwise.
+pub fn unwrapped(f: &Arc<ScalarUDF>) -> &Arc<ScalarUDF> {
+    let inner: &dyn std::any::Any = f.inner().as_ref();
+    if let Some(c) = inner.downcast_ref::<VariantCoercing>() {
+        return &c.inner;
+    }
+    if let Some(s) = inner.downcast_ref::<VariantAsString>() {
+        return &s.inner;
+    }
+    f
+}
+
 /// [`coercing_functions_over`] DataFusion's own functions.
 pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
     coercing_functions_over(&|_| None)

@@ -7,7 +7,6 @@ use datafusion::logical_expr::ScalarUDF;
 
 pub mod coerce;
 pub(crate) mod common;
-pub mod date_part;
 pub mod explode;
 pub mod flatten;
 mod is_variant_null;

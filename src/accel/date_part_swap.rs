@@ -1,7 +1,8 @@
 //! Every call of DataFusion's own `date_part` object swapped for
-//! [`crate::udf::date_part::FastDatePart`], which answers the same.
+//! [`super::FastDatePart`], which answers the same.
 //!
-//! A SQL `date_part(...)` already names ours (`with_variant` registers it), but
+//! A SQL `date_part(...)` already names ours ([`super::with_accelerations`]
+//! registers it), but
 //! DataFusion plans `EXTRACT(HOUR FROM t)` with its built-in object, and so
 //! does its `date_part()` expression function. The plan reads the same before
 //! and after; only the function object behind the name changes:
@@ -23,7 +24,7 @@ use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 
-use crate::udf::date_part::FastDatePart;
+use super::FastDatePart;
 
 /// The analyzer rule of the module docs.
 #[derive(Debug, Default)]
@@ -62,7 +63,7 @@ mod tests {
 
     /// The functions object behind every `date_part` call of `sql`'s plan.
     async fn date_parts(sql: &str) -> Vec<bool> {
-        let ctx = crate::variant_context();
+        let ctx = crate::accel::accelerated_context();
         let plan = ctx.sql(sql).await.unwrap().into_optimized_plan().unwrap();
         let mut fast = Vec::new();
         plan.apply_with_subqueries(|node| {

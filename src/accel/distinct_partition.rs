@@ -62,7 +62,7 @@ use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::{ExecutionPlan, InputOrderMode};
 
 use crate::config::VariantOptions;
-use crate::udaf::count_distinct::PartitionedDistinctCount;
+use super::count_distinct::PartitionedDistinctCount;
 
 /// The physical optimizer rule described in the module docs.
 #[derive(Debug, Default)]

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let ctx = df_variant::variant_context();
+//! let ctx = df_variant::accel::accelerated_context();
 //! let batches = ctx
 //!     .sql("SELECT k, count(DISTINCT s) AS n FROM (VALUES ('a', 'x'), ('a', 'x'), ('a', 'a long string, longer than 12 bytes'), ('b', 'x')) AS t(k, s) GROUP BY k ORDER BY k")
 //!     .await?
@@ -146,7 +146,7 @@ impl AggregateUDFImpl for FastCount {
 /// `count(DISTINCT s)` of one partition's share of the strings `s`, passed on
 /// as a count that the final aggregate adds up.
 ///
-/// Only [`crate::optimizer::PartitionDistinctCount`] plans it, below a hash
+/// Only [`super::PartitionDistinctCount`] plans it, below a hash
 /// repartition on `s`: each string then lives in one partition only, so the
 /// partitions' distinct counts of a group add up to the group's distinct
 /// count, and the final aggregate merges counts instead of sets of strings.

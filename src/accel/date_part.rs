@@ -14,7 +14,7 @@
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let ctx = df_variant::variant_context();
+//! let ctx = df_variant::accel::accelerated_context();
 //! let batches = ctx
 //!     .sql("SELECT date_part('hour', to_timestamp_micros(1700000000123456)) AS h")
 //!     .await?
