@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, missing_docs)] // a test, bench or tool: panics are its failure mode
 
+mod boundary;
 mod cli;
 mod conformance;
 mod deletion_vectors;
