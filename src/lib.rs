@@ -31,6 +31,7 @@
 pub mod accel;
 pub mod array;
 mod boundary;
+pub mod catalog;
 #[cfg(feature = "proto")]
 pub mod codec;
 pub mod config;
@@ -153,6 +154,13 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         config = config.with_extension(Arc::new(parquet::ScanCache::default()));
     }
     *builder.config() = Some(config);
+    // In-memory tables keep VARIANT columns shredded (`CREATE TABLE ... AS`
+    // through `ctx.sql` too).
+    let catalogs = builder.catalog_list().take();
+    *builder.catalog_list() = Some(match catalogs {
+        Some(c) if c.is::<catalog::VariantCatalogList>() => c,
+        other => Arc::new(catalog::VariantCatalogList::new(other)),
+    });
     // `v:a.b`, `v['a'][0]`, `v.a.b` before DataFusion's own field access.
     builder
         .expr_planners()

@@ -3,14 +3,18 @@
 //! `CREATE TABLE m AS SELECT ...` makes DataFusion's `MemTable`, which holds each
 //! VARIANT column as unshredded bytes: every query then walks every value again
 //! (JSONBench Q1 over 1M events took 0.146 s, against 0.004 s for the same
-//! shredded Parquet file hot). [`shred_created_table`] runs after such a
-//! statement ([`crate::sql::execute`]) and shreds the new table's VARIANT columns
-//! the way the Parquet writer would (`variant.shredding`, `shredding_schema`,
-//! the sampling settings), then registers it again as a [`ShreddedMemTable`].
-//! Its scan, [`ShreddedMemoryExec`], takes the projection above it in (DataFusion's
-//! projection pushdown asks it to), and evaluates it per stored batch through the
-//! same per-file expression adapter as a Parquet scan: a path extraction reads
-//! the shredded leaf, any other use of the column reassembles it.
+//! shredded Parquet file hot). [`crate::with_variant`] installs a catalog
+//! ([`crate::catalog`]) whose schemas register every `MemTable` with a VARIANT
+//! column as a [`ShreddedMemTable`], whichever way it was made: `ctx.sql`,
+//! `sql::query`, the CLI or `register_table`. Its first scan shreds the
+//! table's VARIANT columns the way the Parquet writer would, with the
+//! session's settings at that scan (`variant.shredding`, `shredding_schema`,
+//! the sampling settings), into a new copy that then replaces the old one at
+//! once: the `MemTable` handed in is never changed. Its scan,
+//! [`ShreddedMemoryExec`], takes the projection above it in (DataFusion's
+//! projection pushdown asks it to), and evaluates it per stored batch through
+//! the same per-file expression adapter as a Parquet scan: a path extraction
+//! reads the shredded leaf, any other use of the column reassembles it.
 //!
 //! ```text
 //! SELECT v:commit.collection::string AS e, count(*) FROM m GROUP BY e
@@ -25,11 +29,14 @@
 //! each batch is read in its own layout. `DELETE` and `UPDATE` first put every
 //! batch back into the unshredded layout, then run as DataFusion's `MemTable`
 //! runs them. A table whose rows cannot be shredded (a malformed value, a
-//! shredding schema that does not apply) stays a `MemTable`, exactly as before.
-//! `variant.shredding = off` keeps every table unshredded.
+//! shredding schema that does not apply, nothing worth shredding) is scanned
+//! unshredded, and its `EXPLAIN` says why (`not shredded: ...`).
+//! `variant.shredding = off` at the first scan leaves the table DataFusion's
+//! `MemTable` scan.
 
+use std::collections::HashMap;
 use std::fmt::{self, Formatter};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{
@@ -41,9 +48,7 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef}
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{
-    Constraints, Result, Statistics, TableReference, internal_datafusion_err,
-};
+use datafusion::common::{Constraints, Result, Statistics, internal_datafusion_err};
 use datafusion::datasource::{MemTable, TableType};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::dml::InsertOp;
@@ -56,53 +61,30 @@ use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, Sched
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
-use datafusion::prelude::SessionContext;
 
 use crate::array::{VariantInput, is_variant_type, variant_data_type};
 use crate::config::{ShreddingMode, VariantOptions};
 use crate::parquet::{VariantExprAdapterFactory, pushdown_enabled};
 use crate::shredding::shred;
 
-/// After `CREATE TABLE name AS ...`: the table `name`, if it is a `MemTable`
-/// with VARIANT columns that the session's shredding settings shred, is
-/// shredded in place and registered again as a [`ShreddedMemTable`]. Returns
-/// whether it was.
-///
-/// A table that cannot be shredded (no VARIANT column, `variant.shredding =
-/// off`, nothing worth shredding in the sampled rows, a malformed row) is left
-/// as it is.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> datafusion::error::Result<()> {
-/// use df_variant::memtable::ShreddedMemTable;
-/// let ctx = df_variant::variant_context();
-/// let create = r#"CREATE TABLE m AS SELECT parse_json('{"a": 1, "b": "x"}') AS v"#;
-/// // `sql::query` (like the CLI) runs `shred_created_table` after the statement.
-/// df_variant::sql::query(&ctx, create).await?.collect().await?;
-/// let table = ctx.table_provider("m").await?;
-/// assert!(table.downcast_ref::<ShreddedMemTable>().is_some());
-/// # Ok(())
-/// # }
-/// ```
-///
-/// # Errors
-/// Only the catalog's (the table cannot be looked up or registered again).
-pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> Result<bool> {
-    let Ok(table) = ctx.table_provider(name.clone()).await else {
-        return Ok(false);
-    };
-    let Some(mem) = table.downcast_ref::<MemTable>() else {
-        return Ok(false);
-    };
+/// Whether `table` is one that [`ShreddedMemTable`] keeps: a `MemTable` with a
+/// VARIANT column.
+pub fn keeps_shredded(table: &dyn TableProvider) -> bool {
+    table.downcast_ref::<MemTable>().is_some()
+        && table
+            .schema()
+            .fields()
+            .iter()
+            .any(|f| f.data_type() == &variant_data_type())
+}
+
+/// The partitions of `mem` with their VARIANT columns shredded as `options`
+/// say, each partition on a blocking thread; `Err` says why not.
+async fn shred_partitions(
+    mem: &MemTable,
+    options: &VariantOptions,
+) -> Result<std::result::Result<Vec<Vec<RecordBatch>>, String>> {
     let schema = mem.schema();
-    let state = ctx.state();
-    let options = state
-        .config_options()
-        .extensions
-        .get::<VariantOptions>()
-        .cloned()
-        .unwrap_or_default();
     let mode = options.mode();
     let variant: Vec<usize> = schema
         .fields()
@@ -111,78 +93,54 @@ pub async fn shred_created_table(ctx: &SessionContext, name: TableReference) -> 
         .filter(|(_, f)| f.data_type() == &variant_data_type())
         .map(|(i, _)| i)
         .collect();
-    if variant.is_empty() || matches!(mode, ShreddingMode::Off) {
-        return Ok(false);
-    }
-    let sampling = options.shredding_options();
-    // The partitions stay locked from the sample to the swap, so that no row
-    // inserted meanwhile is lost.
-    let mut guards = Vec::with_capacity(mem.batches.len());
+    let mut partitions = Vec::with_capacity(mem.batches.len());
     for partition in &mem.batches {
-        guards.push(partition.write().await);
+        partitions.push(partition.read().await.clone());
     }
-    let batches: Vec<&RecordBatch> = guards.iter().flat_map(|g| g.iter()).collect();
+    let batches: Vec<RecordBatch> = partitions.iter().flatten().cloned().collect();
+    let sampling = options.shredding_options();
     let mut typed = Vec::with_capacity(variant.len());
     for &i in &variant {
         let sample = leading_rows(&batches, i, sampling.sample_rows);
-        // Rows the inference cannot read: the table stays as it was.
-        let Ok(t) = mode.typed_value(&sample, &sampling) else {
-            return Ok(false);
-        };
-        typed.push(t);
+        match mode.typed_value(&sample, &sampling) {
+            Ok(t) => typed.push(t),
+            Err(e) => {
+                let name = schema.field(i).name();
+                return Ok(Err(format!("column {name}: {e}")));
+            }
+        }
     }
     if typed.iter().all(Option::is_none) {
-        return Ok(false);
+        return Ok(Err("nothing worth shredding in the sampled rows".into()));
     }
-    // One thread per partition (the partitions are the query's, one per core).
-    let shredded: Option<Vec<Vec<RecordBatch>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = guards
-            .iter()
-            .map(|guard| {
-                let (variant, typed) = (&variant, &typed);
-                scope.spawn(move || {
-                    guard
-                        .iter()
-                        .map(|b| shred_batch(b, variant, typed))
-                        .collect::<Option<Vec<_>>>()
-                })
+    let (variant, typed) = (Arc::new(variant), Arc::new(typed));
+    let tasks: Vec<_> = partitions
+        .into_iter()
+        .map(|partition| {
+            let (variant, typed) = (Arc::clone(&variant), Arc::clone(&typed));
+            tokio::task::spawn_blocking(move || {
+                partition
+                    .iter()
+                    .map(|b| shred_batch(b, &variant, &typed))
+                    .collect::<std::result::Result<Vec<_>, String>>()
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
-    // A row the shredder refuses: the table stays as it was.
-    let Some(shredded) = shredded else {
-        return Ok(false);
-    };
-    for (guard, partition) in guards.iter_mut().zip(shredded) {
-        **guard = partition;
+        })
+        .collect();
+    let mut shredded = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        match task
+            .await
+            .map_err(|e| internal_datafusion_err!("shredding an in-memory table: {e}"))?
+        {
+            Ok(p) => shredded.push(p),
+            Err(why) => return Ok(Err(why)),
+        }
     }
-    drop(guards);
-    let mut inner = MemTable::try_new(Arc::clone(&schema), vec![vec![]])?.with_column_defaults(
-        schema
-            .fields()
-            .iter()
-            .filter_map(|f| {
-                let d = mem.get_column_default(f.name())?;
-                Some((f.name().clone(), d.clone()))
-            })
-            .collect(),
-    );
-    if let Some(c) = mem.constraints() {
-        inner = inner.with_constraints(c.clone());
-    }
-    inner.batches.clone_from(&mem.batches);
-    inner.sort_order = Arc::clone(&mem.sort_order);
-    ctx.deregister_table(name.clone())?;
-    ctx.register_table(name, Arc::new(ShreddedMemTable { inner }))?;
-    Ok(true)
+    Ok(Ok(shredded))
 }
 
 /// Column `i` of the batches that hold the first `rows` rows (at least).
-fn leading_rows<'a>(batches: &[&'a RecordBatch], i: usize, rows: usize) -> Vec<&'a dyn Array> {
+fn leading_rows(batches: &[RecordBatch], i: usize, rows: usize) -> Vec<&dyn Array> {
     let mut columns: Vec<&dyn Array> = Vec::new();
     let mut taken = 0;
     for b in batches {
@@ -196,12 +154,12 @@ fn leading_rows<'a>(batches: &[&'a RecordBatch], i: usize, rows: usize) -> Vec<&
 }
 
 /// `batch` with the VARIANT columns `variant` shredded to `typed` (a `None`
-/// left as it is); `None` when a row cannot be shredded.
+/// left as it is); `Err` says why a row cannot be shredded.
 fn shred_batch(
     batch: &RecordBatch,
     variant: &[usize],
     typed: &[Option<DataType>],
-) -> Option<RecordBatch> {
+) -> std::result::Result<RecordBatch, String> {
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
     let mut fields: Vec<Field> = batch
         .schema()
@@ -211,7 +169,11 @@ fn shred_batch(
         .collect();
     for (&i, t) in variant.iter().zip(typed) {
         let Some(t) = t else { continue };
-        let column = shared_views(&shred(&columns[i], t).ok()?).ok()?;
+        let name = fields[i].name().clone();
+        let column = shred(&columns[i], t)
+            .map_err(|e| e.to_string())
+            .and_then(|c| shared_views(&c).map_err(|e| e.to_string()))
+            .map_err(|e| format!("column {name}: {e}"))?;
         fields[i] = Field::new(
             fields[i].name(),
             column.data_type().clone(),
@@ -225,7 +187,7 @@ fn shred_batch(
         batch.schema().metadata().clone(),
     ));
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    RecordBatch::try_new_with_options(schema, columns, &options).ok()
+    RecordBatch::try_new_with_options(schema, columns, &options).map_err(|e| e.to_string())
 }
 
 /// `array` with its strings and bytes as views, as a Parquet scan reads them
@@ -289,16 +251,130 @@ fn shared_views(array: &ArrayRef) -> Result<ArrayRef> {
 /// docs). Its schema is the table's, with unshredded VARIANT columns.
 #[derive(Debug)]
 pub struct ShreddedMemTable {
-    /// The table's schema, constraints, defaults, and the partitions themselves;
-    /// also what runs `INSERT`, `DELETE` and `UPDATE`.
-    inner: MemTable,
+    /// The table's storage: the `MemTable` handed in until the first scan
+    /// shreds it, then the shredded copy. It also runs `INSERT`, `DELETE` and
+    /// `UPDATE`.
+    current: RwLock<Arc<MemTable>>,
+    /// Whether the first scan happened, and what it decided (`None` before).
+    shredding: tokio::sync::Mutex<Option<Shredding>>,
+    schema: SchemaRef,
+    constraints: Option<Constraints>,
+    defaults: HashMap<String, Expr>,
+}
+
+/// What the first scan of a [`ShreddedMemTable`] decided.
+#[derive(Debug, Clone)]
+enum Shredding {
+    /// Shredded (or `variant.shredding = off`: kept as DataFusion's table).
+    Done { off: bool },
+    /// Not shredded, and why.
+    Refused(Arc<str>),
 }
 
 impl ShreddedMemTable {
+    /// Keeps `table`, shredding its VARIANT columns at its first scan. The
+    /// `MemTable` itself is never changed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> datafusion::error::Result<()> {
+    /// use df_variant::memtable::ShreddedMemTable;
+    /// let ctx = df_variant::variant_context();
+    /// // DataFusion's own `ctx.sql`: the session's catalog keeps the table.
+    /// ctx.sql(r#"CREATE TABLE m AS SELECT parse_json('{"a": 1, "b": "x"}') AS v"#)
+    ///     .await?
+    ///     .collect()
+    ///     .await?;
+    /// let table = ctx.table_provider("m").await?;
+    /// assert!(table.downcast_ref::<ShreddedMemTable>().is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new(table: Arc<MemTable>) -> Self {
+        let schema = table.schema();
+        let defaults = schema
+            .fields()
+            .iter()
+            .filter_map(|f| {
+                let d = table.get_column_default(f.name())?;
+                Some((f.name().clone(), d.clone()))
+            })
+            .collect();
+        Self {
+            constraints: table.constraints().cloned(),
+            current: RwLock::new(table),
+            shredding: tokio::sync::Mutex::new(None),
+            schema,
+            defaults,
+        }
+    }
+
+    /// The storage now.
+    fn current(&self) -> Arc<MemTable> {
+        Arc::clone(
+            &self
+                .current
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Shreds the table at its first scan (see the module docs); what was
+    /// decided.
+    async fn shred_once(&self, state: &dyn Session) -> Result<Shredding> {
+        let mut decided = self.shredding.lock().await;
+        if let Some(d) = decided.as_ref() {
+            return Ok(d.clone());
+        }
+        let options = state
+            .config_options()
+            .extensions
+            .get::<VariantOptions>()
+            .cloned()
+            .unwrap_or_default();
+        let d = if matches!(options.mode(), ShreddingMode::Off) {
+            Shredding::Done { off: true }
+        } else {
+            let old = self.current();
+            // No row is inserted while the copy is made: the old partitions
+            // stay locked until the copy replaces them.
+            let mut guards = Vec::with_capacity(old.batches.len());
+            for partition in &old.batches {
+                guards.push(partition.write().await);
+            }
+            let snapshot = MemTable::try_new(
+                Arc::clone(&self.schema),
+                guards.iter().map(|g| g.to_vec()).collect(),
+            )?;
+            match shred_partitions(&snapshot, &options).await? {
+                Ok(partitions) => {
+                    let mut copy = MemTable::try_new(Arc::clone(&self.schema), vec![vec![]])?
+                        .with_column_defaults(self.defaults.clone());
+                    if let Some(c) = &self.constraints {
+                        copy = copy.with_constraints(c.clone());
+                    }
+                    copy.batches = partitions
+                        .into_iter()
+                        .map(|p| Arc::new(tokio::sync::RwLock::new(p)))
+                        .collect();
+                    copy.sort_order = Arc::new(old.sort_order.lock().clone().into());
+                    *self
+                        .current
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(copy);
+                    Shredding::Done { off: false }
+                }
+                Err(why) => Shredding::Refused(why.into()),
+            }
+        };
+        *decided = Some(d.clone());
+        Ok(d)
+    }
+
     /// Puts every stored batch back into the table's unshredded layout.
     async fn unshred_all(&self) -> Result<()> {
-        let schema = self.inner.schema();
-        for partition in &self.inner.batches {
+        let schema = Arc::clone(&self.schema);
+        for partition in &self.current().batches {
             let mut guard = partition.write().await;
             for batch in guard.iter_mut() {
                 if batch.schema().fields() == schema.fields() {
@@ -328,11 +404,11 @@ impl ShreddedMemTable {
 #[async_trait]
 impl TableProvider for ShreddedMemTable {
     fn schema(&self) -> SchemaRef {
-        self.inner.schema()
+        Arc::clone(&self.schema)
     }
 
     fn constraints(&self) -> Option<&Constraints> {
-        self.inner.constraints()
+        self.constraints.as_ref()
     }
 
     fn table_type(&self) -> TableType {
@@ -340,7 +416,7 @@ impl TableProvider for ShreddedMemTable {
     }
 
     fn get_column_default(&self, column: &str) -> Option<&Expr> {
-        self.inner.get_column_default(column)
+        self.defaults.get(column)
     }
 
     fn supports_filters_pushdown(
@@ -357,12 +433,17 @@ impl TableProvider for ShreddedMemTable {
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
-        _limit: Option<usize>,
+        filters: &[Expr],
+        limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = self.inner.schema();
-        let mut partitions = Vec::with_capacity(self.inner.batches.len());
-        for partition in &self.inner.batches {
+        let decided = self.shred_once(state).await?;
+        let current = self.current();
+        if let Shredding::Done { off: true } = decided {
+            return current.scan(state, projection, filters, limit).await;
+        }
+        let schema = Arc::clone(&self.schema);
+        let mut partitions = Vec::with_capacity(current.batches.len());
+        for partition in &current.batches {
             partitions.push(partition.read().await.clone());
         }
         let columns: Vec<usize> = match projection {
@@ -379,12 +460,16 @@ impl TableProvider for ShreddedMemTable {
                 )
             })
             .collect();
-        Ok(Arc::new(ShreddedMemoryExec::try_new(
+        let exec = ShreddedMemoryExec::try_new(
             schema,
             Arc::new(partitions),
             exprs,
             pushdown_enabled(state.config_options()),
-        )?))
+        )?;
+        Ok(Arc::new(match decided {
+            Shredding::Refused(why) => exec.with_note(why),
+            Shredding::Done { .. } => exec,
+        }))
     }
 
     async fn insert_into(
@@ -393,7 +478,7 @@ impl TableProvider for ShreddedMemTable {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner.insert_into(state, input, insert_op).await
+        self.current().insert_into(state, input, insert_op).await
     }
 
     async fn delete_from(
@@ -402,7 +487,7 @@ impl TableProvider for ShreddedMemTable {
         filters: Vec<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         self.unshred_all().await?;
-        self.inner.delete_from(state, filters).await
+        self.current().delete_from(state, filters).await
     }
 
     async fn update(
@@ -412,7 +497,7 @@ impl TableProvider for ShreddedMemTable {
         filters: Vec<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         self.unshred_all().await?;
-        self.inner.update(state, assignments, filters).await
+        self.current().update(state, assignments, filters).await
     }
 }
 
@@ -428,6 +513,9 @@ pub struct ShreddedMemoryExec {
     pushdown: bool,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
+    /// Why the table is not shredded, where its first scan could not shred it
+    /// (shown by `EXPLAIN`; not carried through bytes).
+    note: Option<Arc<str>>,
 }
 
 impl ShreddedMemoryExec {
@@ -469,7 +557,15 @@ impl ShreddedMemoryExec {
             pushdown,
             schema,
             properties,
+            note: None,
         })
+    }
+
+    /// The scan, saying in `EXPLAIN` why the table is not shredded.
+    #[must_use]
+    pub fn with_note(mut self, why: Arc<str>) -> Self {
+        self.note = Some(why);
+        self
     }
 
     /// The table's schema (what the expressions read).
@@ -525,7 +621,11 @@ impl DisplayAs for ShreddedMemoryExec {
             self.partitions.len(),
             self.shredded_columns().join(", "),
             exprs.join(", ")
-        )
+        )?;
+        match &self.note {
+            Some(why) => write!(f, ", not shredded: {why}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -573,6 +673,39 @@ impl ExecutionPlan for ShreddedMemoryExec {
         Ok(self)
     }
 
+    /// Spreads the stored batches over `target_partitions`, as DataFusion's
+    /// memory scan does (the planner asks where a query would run on fewer
+    /// partitions than cores): whole batches, each to the partition with the
+    /// fewest rows so far, the largest first. Not where there are fewer
+    /// batches than partitions.
+    fn repartitioned(
+        &self,
+        target_partitions: usize,
+        _config: &datafusion::common::config::ConfigOptions,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        let mut batches: Vec<&RecordBatch> = self.partitions.iter().flatten().collect();
+        if self.partitions.len() >= target_partitions || batches.len() < target_partitions {
+            return Ok(None);
+        }
+        batches.sort_by_key(|b| std::cmp::Reverse(b.num_rows()));
+        let mut spread = vec![(0usize, Vec::new()); target_partitions];
+        for batch in batches {
+            if let Some((rows, partition)) = spread.iter_mut().min_by_key(|(rows, _)| *rows) {
+                *rows += batch.num_rows();
+                partition.push(batch.clone());
+            }
+        }
+        let partitions = spread.into_iter().map(|(_, p)| p).collect();
+        let mut exec = Self::try_new(
+            Arc::clone(&self.table_schema),
+            Arc::new(partitions),
+            self.exprs.clone(),
+            self.pushdown,
+        )?;
+        exec.note.clone_from(&self.note);
+        Ok(Some(Arc::new(exec)))
+    }
+
     /// Takes `projection` in: its expressions, with this node's own substituted
     /// for the columns they read.
     fn try_swapping_with_projection(
@@ -597,20 +730,34 @@ impl ExecutionPlan for ShreddedMemoryExec {
                 Ok((e, p.alias.clone()))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Some(Arc::new(Self::try_new(
+        let mut exec = Self::try_new(
             Arc::clone(&self.table_schema),
             Arc::clone(&self.partitions),
             exprs,
             self.pushdown,
-        )?)))
+        )?;
+        exec.note.clone_from(&self.note);
+        Ok(Some(Arc::new(exec)))
     }
 
     fn execute(
         &self,
         partition: usize,
-        _context: Arc<TaskContext>,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let batches = self.partitions.get(partition).cloned().unwrap_or_default();
+        // Batches of at most `batch_size` rows (zero-copy slices), as
+        // DataFusion's scans hand them on.
+        let size = context.session_config().batch_size().max(1);
+        let batches: Vec<RecordBatch> = self
+            .partitions
+            .get(partition)
+            .into_iter()
+            .flatten()
+            .flat_map(|b| {
+                (0..b.num_rows().div_ceil(size))
+                    .map(move |k| b.slice(k * size, size.min(b.num_rows() - k * size)))
+            })
+            .collect();
         let mut project = BatchProjector {
             table_schema: Arc::clone(&self.table_schema),
             exprs: self.exprs.clone(),
@@ -673,13 +820,11 @@ impl BatchProjector {
 mod tests {
     use super::*;
 
+    use datafusion::prelude::SessionContext;
+
+    /// `sql`'s answer, run as embedders run it: DataFusion's own `ctx.sql`.
     async fn run(ctx: &SessionContext, sql: &str) -> String {
-        let batches = crate::sql::query(ctx, sql)
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap();
+        let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
         datafusion::arrow::util::pretty::pretty_format_batches(&batches)
             .unwrap()
             .to_string()
@@ -700,8 +845,6 @@ mod tests {
         let plain = crate::variant_context();
         run(&plain, "SET variant.shredding = 'off'").await;
         run(&plain, CREATE).await;
-        let table = plain.table_provider("m").await.unwrap();
-        assert!(table.downcast_ref::<MemTable>().is_some());
         let expected = "\
 +---+---+---+-------------------+
 | n | a | c | j                 |
@@ -718,6 +861,56 @@ mod tests {
         assert!(
             plan.contains("ShreddedMemoryExec: partitions=") && plan.contains("shredded=[v]"),
             "{plan}"
+        );
+        // `variant.shredding = off` at the first scan: DataFusion's own scan.
+        let plan = run(&plain, &format!("EXPLAIN {query}")).await;
+        assert!(
+            !plan.contains("ShreddedMemoryExec") && plan.contains("DataSourceExec"),
+            "{plan}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_registered_memtable_is_kept_shredded_and_never_changed() {
+        let ctx = crate::variant_context();
+        let made = crate::variant_context();
+        let batches = made
+            .sql("SELECT parse_json('{\"a\": 1, \"b\": \"x\"}') AS v")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let mem = Arc::new(MemTable::try_new(batches[0].schema(), vec![batches]).unwrap());
+        ctx.register_table("r", Arc::clone(&mem) as Arc<dyn TableProvider>)
+            .unwrap();
+        let plan = run(&ctx, "EXPLAIN SELECT v:a::int AS a FROM r").await;
+        assert!(plan.contains("shredded=[v]"), "{plan}");
+        assert_eq!(
+            run(&ctx, "SELECT v:a::int AS a FROM r").await,
+            "+---+\n| a |\n+---+\n| 1 |\n+---+"
+        );
+        let kept = mem.batches[0].read().await;
+        assert_eq!(
+            kept[0].schema().field(0).data_type(),
+            &variant_data_type(),
+            "the MemTable handed in still holds its own unshredded batch"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_table_that_cannot_be_shredded_says_why() {
+        let ctx = crate::variant_context();
+        // Variant nulls only: nothing worth shredding.
+        run(&ctx, "CREATE TABLE s AS SELECT parse_json('null') AS v").await;
+        let plan = run(&ctx, "EXPLAIN SELECT to_json(v) AS j FROM s").await;
+        assert!(
+            plan.contains("not shredded: nothing worth shredding"),
+            "{plan}"
+        );
+        assert_eq!(
+            run(&ctx, "SELECT to_json(v) AS j FROM s").await,
+            "+------+\n| j    |\n+------+\n| null |\n+------+"
         );
     }
 

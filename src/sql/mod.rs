@@ -118,26 +118,16 @@ pub async fn query(
     execute(ctx, plan).await
 }
 
-/// `ctx.execute_logical_plan(plan)`; after `CREATE TABLE ... AS`, the new
-/// table's VARIANT columns are shredded in memory
-/// ([`crate::memtable::shred_created_table`]).
+/// `ctx.execute_logical_plan(plan)`. (A table made by `CREATE TABLE ... AS`
+/// keeps its VARIANT columns shredded however it is run: [`crate::catalog`].)
 ///
 /// # Errors
-/// The errors of `execute_logical_plan`, and the catalog's.
+/// The errors of `execute_logical_plan`.
 pub async fn execute(
     ctx: &datafusion::prelude::SessionContext,
     plan: datafusion::logical_expr::LogicalPlan,
 ) -> Result<datafusion::dataframe::DataFrame> {
-    use datafusion::logical_expr::{DdlStatement, LogicalPlan};
-    let created = match &plan {
-        LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(c)) => Some(c.name.clone()),
-        _ => None,
-    };
-    let df = ctx.execute_logical_plan(plan).await?;
-    if let Some(name) = created {
-        crate::memtable::shred_created_table(ctx, name).await?;
-    }
-    Ok(df)
+    ctx.execute_logical_plan(plan).await
 }
 
 /// `state.statement_to_plan(statement)`, with Spark's error class where a
