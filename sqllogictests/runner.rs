@@ -12,10 +12,16 @@
 //! the check of expected against actual results are DataFusion's runner code,
 //! so a suite written for DataFusion runs unchanged. What is ours: each file
 //! runs in its own session with the whole extension registered
-//! ([`df_variant::variant_context_with_config`]); SQL is parsed with
-//! df-variant's dialect (`:` binds as in Spark); a file that starts with
+//! ([`df_variant::variant_context_with_config`]); every record runs through
+//! DataFusion's `ctx.sql`, the entry point embedders call, except a record
+//! after a comment line `# df-variant: sql::query`, which needs
+//! `df_variant::sql::query` (df-variant's dialect, where `:` binds as in Spark,
+//! `ALTER TABLE` on Delta); `DF_VARIANT_SLT_ENTRY=query` runs every record
+//! that way, as the CLI does; a file that starts with
 //! `# df-variant: spark_functions`, or lies in a `spark/` folder, runs with
-//! Spark's built-ins (`variant.spark_functions`). Every statement and query is
+//! Spark's built-ins (`variant.spark_functions`); a file in an `accel/`
+//! folder runs with the opt-in speedups of plain plans
+//! (`df_variant::accel::with_accelerations`). Every statement and query is
 //! counted; a failure does not stop the file; each failure is printed with its
 //! `file:line`; the run ends with one line `N passed, N failed` and a non-zero
 //! exit code when anything failed.
@@ -83,6 +89,9 @@ fn mode() -> Mode {
 struct VariantDb {
     ctx: Arc<SessionContext>,
     mode: Mode,
+    /// Whether the record runs through `df_variant::sql::query` (our dialect,
+    /// `ALTER TABLE` on Delta, `COPY ... 'advice'`) instead of `ctx.sql`.
+    ours: Arc<std::sync::atomic::AtomicBool>,
     /// Floats the way DataFusion's runner prints them for Spark files.
     spark: bool,
 }
@@ -93,8 +102,13 @@ impl AsyncDB for VariantDb {
     type ColumnType = DFColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DFOutput, Self::Error> {
-        // Parsed as the CLI parses, with `:` binding as in Spark.
-        let df = df_variant::sql::query(&self.ctx, sql).await?;
+        // As embedders run it (`ctx.sql`), or as the CLI parses it, with `:`
+        // binding as in Spark, where the record asks for that.
+        let df = if self.ours.load(std::sync::atomic::Ordering::Relaxed) {
+            df_variant::sql::query(&self.ctx, sql).await?
+        } else {
+            self.ctx.sql(sql).await?
+        };
         let plan = df.create_physical_plan().await?;
         let schema = plan.schema();
         let task_ctx = self.ctx.task_ctx();
@@ -190,6 +204,13 @@ impl TestFile {
             || std::fs::read_to_string(&self.path)
                 .is_ok_and(|t| t.starts_with("# df-variant: spark_functions"))
     }
+
+    /// Whether the file runs with the opt-in speedups of plain plans
+    /// ([`df_variant::accel::with_accelerations`]): it lies in an `accel/`
+    /// folder.
+    fn accelerated(&self) -> bool {
+        self.relative.starts_with("accel")
+    }
 }
 
 async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
@@ -223,19 +244,35 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
     let mode = mode();
     // Dropped (workers stopped) when the file is done.
     let mut cluster = None;
-    let ctx = if mode == Mode::Distributed {
-        let runtime = Arc::new(datafusion::execution::runtime_env::RuntimeEnv::default());
-        let workers = df_variant::distributed::InMemoryCluster::start(3, Arc::clone(&runtime));
-        let builder = df_variant::variant_state_builder(config, runtime);
+    let runtime = Arc::new(datafusion::execution::runtime_env::RuntimeEnv::default());
+    let mut builder = df_variant::variant_state_builder(config, Arc::clone(&runtime));
+    if file.accelerated() {
+        builder = df_variant::accel::with_accelerations(builder);
+    }
+    let state = if mode == Mode::Distributed {
+        let workers = df_variant::distributed::InMemoryCluster::start(3, runtime);
         let state = workers.coordinator(builder).unwrap().build();
         cluster = Some(workers);
-        Arc::new(SessionContext::new_with_state(state).enable_url_table())
+        state
     } else {
-        Arc::new(df_variant::variant_context_with_config(config))
+        builder.build()
     };
+    // `SELECT ... FROM 'file.parquet'`, as in `variant_context`.
+    let ctx = Arc::new(SessionContext::new_with_state(state).enable_url_table());
+    let ours = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let all_ours = entry() == Entry::Query;
+    let record_ours = Arc::clone(&ours);
     let mut runner = Runner::new(move || {
         let ctx = Arc::clone(&ctx);
-        async move { Ok::<_, DFSqlLogicTestError>(VariantDb { ctx, mode, spark }) }
+        let ours = Arc::clone(&record_ours);
+        async move {
+            Ok::<_, DFSqlLogicTestError>(VariantDb {
+                ctx,
+                mode,
+                ours,
+                spark,
+            })
+        }
     });
     // What DataFusion's runner checks: column types exactly, values after
     // trimming trailing blanks (with its `<slt:ignore>` marker).
@@ -265,6 +302,9 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
     // A comment line `not distributed: <why>` skips the next record in the
     // distributed mode (what the coordinator's session alone holds).
     let mut not_distributed = false;
+    // A comment line `df-variant: sql::query` runs the next record through
+    // `df_variant::sql::query` instead of `ctx.sql`.
+    let mut through_query = false;
     for record in records {
         let counted = matches!(record, Record::Statement { .. } | Record::Query { .. });
         if matches!(record, Record::Halt { .. }) {
@@ -275,7 +315,15 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
                 l.trim_start_matches(['#', ' '])
                     .starts_with("not distributed:")
             });
+            through_query |= lines.iter().any(|l| {
+                l.trim_start_matches(['#', ' '])
+                    .starts_with("df-variant: sql::query")
+            });
             continue;
+        }
+        if counted {
+            let marked = std::mem::take(&mut through_query);
+            ours.store(all_ours || marked, std::sync::atomic::Ordering::Relaxed);
         }
         if counted && std::mem::take(&mut not_distributed) && mode == Mode::Distributed {
             tally.skipped += 1;
@@ -301,6 +349,24 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
         }
     }
     drop(cluster);
+}
+
+/// Which entry point runs the records (`DF_VARIANT_SLT_ENTRY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// DataFusion's `ctx.sql`, as embedders call it; records after a comment
+    /// line `df-variant: sql::query` through `df_variant::sql::query`.
+    Ctx,
+    /// Every record through `df_variant::sql::query`, as the CLI runs SQL.
+    Query,
+}
+
+fn entry() -> Entry {
+    match std::env::var("DF_VARIANT_SLT_ENTRY").as_deref() {
+        Ok("query") => Entry::Query,
+        Ok("" | "ctx") | Err(_) => Entry::Ctx,
+        Ok(other) => panic!("DF_VARIANT_SLT_ENTRY={other}: expected ctx or query"),
+    }
 }
 
 /// The partitions the `EXPLAIN` records of the files are written for.

@@ -77,13 +77,13 @@ use datafusion_proto::protobuf;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use prost::Message;
 
+#[cfg(feature = "accel")]
+use crate::accel::{PartitionedDistinctCount, StringGroupCountExec};
 use crate::config::{ShreddingMode, VariantOptions};
 use crate::fs::InputFile;
 use crate::ingest::ReadJsonVariantExec;
 use crate::ingest::split::FileRange;
 use crate::memtable::ShreddedMemoryExec;
-#[cfg(feature = "accel")]
-use crate::accel::{PartitionedDistinctCount, StringGroupCountExec};
 use crate::parquet::{PathBounds, VariantParquetSink, VariantScanExec, scan_config};
 use crate::variant::json::JsonParseOptions;
 

@@ -293,6 +293,10 @@ mod tests {
             1536 << 10,
             "a refused value leaves the setting alone"
         );
-        assert_eq!(VariantOptions::default().scan_cache_size.to_string(), "1G");
+        assert_eq!(
+            VariantOptions::default().scan_cache_size.to_string(),
+            "0",
+            "off unless asked for"
+        );
     }
 }

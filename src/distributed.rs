@@ -62,11 +62,11 @@ use datafusion_distributed::{
 use tonic::transport::Endpoint;
 use url::Url;
 
+#[cfg(feature = "accel")]
+use crate::accel::PartitionedDistinctCount;
 use crate::codec::VariantPhysicalCodec;
 use crate::config::VariantOptions;
 use crate::parquet::{VariantScanExec, guarded_scan_config, scan_config};
-#[cfg(feature = "accel")]
-use crate::accel::PartitionedDistinctCount;
 
 /// How long the coordinator waits for a worker's TCP connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

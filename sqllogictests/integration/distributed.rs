@@ -352,6 +352,56 @@ async fn an_in_memory_cluster_gives_the_answers_of_one_process() -> Result<()> {
     Ok(())
 }
 
+/// The opt-in speedups of plain plans (`df_variant::accel`) ship their own
+/// node (`StringGroupCountExec`) and aggregate (`count_distinct_partitioned`):
+/// accelerated plans give the default session's answers through bytes and on
+/// an in-memory cluster of workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accelerated_plans_answer_as_the_default_session_through_bytes_and_on_workers() -> Result<()>
+{
+    let f = Fixture::new("accel").await?;
+    let expected = one_process(&f).await?;
+    let accelerated = df_variant::accel::accelerated_context();
+    f.register(&accelerated).await?;
+    let codec = VariantPhysicalCodec::default();
+    let mut nodes = Vec::new();
+    for ((q, _), (rows, _)) in f.queries().iter().zip(&expected) {
+        let planned = plan(&accelerated, q).await?;
+        let text = datafusion::physical_plan::displayable(planned.as_ref())
+            .indent(true)
+            .to_string();
+        for node in [
+            "StringGroupCountExec",
+            "count_distinct_partitioned",
+            "=view",
+        ] {
+            if text.contains(node) {
+                nodes.push(node);
+            }
+        }
+        let decoded = through_bytes(&accelerated, planned, &codec)?;
+        let (got, _) = run(&accelerated, decoded).await?;
+        assert_eq!(&got, rows, "{q}");
+    }
+    for node in [
+        "StringGroupCountExec",
+        "count_distinct_partitioned",
+        "=view",
+    ] {
+        assert!(nodes.contains(&node), "no query planned {node}: {nodes:?}");
+    }
+    let runtime = Arc::new(RuntimeEnv::default());
+    let cluster = df_variant::distributed::InMemoryCluster::start(3, Arc::clone(&runtime));
+    let builder = df_variant::accel::with_accelerations(df_variant::variant_state_builder(
+        SessionConfig::new().with_target_partitions(2),
+        runtime,
+    ));
+    let ctx = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
+    f.register(&ctx).await?;
+    same_as_one_process(&ctx, &f, &expected).await?;
+    Ok(())
+}
+
 /// `CREATE TABLE ... AS` keeps the events shredded in memory; the JSONBench
 /// queries on it answer as on the file, in one process, through bytes (the
 /// stored batches travel in the plan) and on workers.

@@ -33,10 +33,19 @@ async fn sql(ctx: &SessionContext, q: &str) -> Result<()> {
 }
 
 async fn fixture(name: &str) -> Result<Fixture> {
+    fixture_in(name, df_variant::variant_context()).await
+}
+
+/// The fixture in a session with the opt-in speedups of plain plans
+/// (`df_variant::accel`), whose rules the tests below check.
+async fn accel_fixture(name: &str) -> Result<Fixture> {
+    fixture_in(name, df_variant::accel::accelerated_context()).await
+}
+
+async fn fixture_in(name: &str, ctx: SessionContext) -> Result<Fixture> {
     let dir = std::env::temp_dir().join(format!("df_variant_rules_{name}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let ctx = df_variant::variant_context();
     sql(
         &ctx,
         "CREATE TABLE src AS SELECT CAST(i AS BIGINT) AS id, '$.a' AS p, \
@@ -369,7 +378,7 @@ async fn fires(ctx: &SessionContext, q: &str) -> Result<bool> {
 
 #[tokio::test]
 async fn string_group_count_fires_only_on_a_partial_count_of_one_string() -> Result<()> {
-    let f = fixture("group_count").await?;
+    let f = accel_fixture("group_count").await?;
     sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
     sql(
         &f.ctx,
@@ -417,7 +426,7 @@ async fn string_group_count_fires_only_on_a_partial_count_of_one_string() -> Res
 /// than a partition keeps before it flushes.
 #[tokio::test]
 async fn string_group_count_answers_as_datafusion_does() -> Result<()> {
-    let f = fixture("group_count_answers").await?;
+    let f = accel_fixture("group_count_answers").await?;
     let ctx = &f.ctx;
     sql(ctx, "SET datafusion.execution.target_partitions = 2").await?;
     sql(
@@ -469,7 +478,7 @@ async fn partitions_distinct(ctx: &SessionContext, q: &str) -> Result<bool> {
 #[tokio::test]
 async fn partition_distinct_count_fires_only_on_one_distinct_count_of_a_string_column() -> Result<()>
 {
-    let f = fixture("distinct_partition").await?;
+    let f = accel_fixture("distinct_partition").await?;
     sql(&f.ctx, "SET datafusion.execution.target_partitions = 2").await?;
     sql(
         &f.ctx,
@@ -522,7 +531,7 @@ async fn partition_distinct_count_fires_only_on_one_distinct_count_of_a_string_c
 /// never a count that is too high.
 #[tokio::test]
 async fn partition_distinct_count_answers_as_datafusion_does() -> Result<()> {
-    let f = fixture("distinct_partition_answers").await?;
+    let f = accel_fixture("distinct_partition_answers").await?;
     let ctx = &f.ctx;
     sql(
         ctx,
@@ -598,9 +607,12 @@ async fn partition_distinct_count_answers_as_datafusion_does() -> Result<()> {
     sql(ctx, "SET variant.partition_distinct_count = false").await?;
     let batches = ctx.sql(q).await?.collect().await?;
     let expected = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
-    let limited = df_variant::variant_context_with_runtime(
-        datafusion::prelude::SessionConfig::new().with_target_partitions(2),
-        df_variant::memory_limited_runtime(8 * 1024 * 1024)?,
+    let limited = SessionContext::new_with_state(
+        df_variant::accel::with_accelerations(df_variant::variant_state_builder(
+            datafusion::prelude::SessionConfig::new().with_target_partitions(2),
+            df_variant::memory_limited_runtime(8 * 1024 * 1024)?,
+        ))
+        .build(),
     );
     limited.register_table("w", ctx.table_provider("w").await?)?;
     // A session with a memory limit starts with the rule off.

@@ -61,8 +61,8 @@ use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::{ExecutionPlan, InputOrderMode};
 
-use crate::config::VariantOptions;
 use super::count_distinct::PartitionedDistinctCount;
+use crate::config::VariantOptions;
 
 /// The physical optimizer rule described in the module docs.
 #[derive(Debug, Default)]

@@ -32,8 +32,9 @@
 //! page, or a column of mostly distinct strings) is passed on as it is, each row
 //! its own partial group with count 1, as DataFusion's partial aggregate does
 //! when it skips aggregation: the final aggregate groups them. The groups kept
-//! between batches are flushed downstream once there are 16,384 of them, so the
-//! node holds a bounded amount of memory (outside the memory pool).
+//! between batches are flushed downstream once there are 16,384 of them, or
+//! earlier when the memory pool refuses them room: what each partition holds
+//! (its view table and its groups' strings) is reserved in the pool.
 //! `variant.string_group_count = false` turns the rule off.
 
 use std::any::Any;
@@ -47,6 +48,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, internal_datafusion_err, internal_err};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
@@ -260,8 +262,12 @@ impl ExecutionPlan for StringGroupCountExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let reservation = MemoryConsumer::new(format!("StringGroupCountExec[{partition}]"))
+            .register(&context.runtime_env().memory_pool);
         let input = self.input.execute(partition, context)?;
         let state = Counting {
+            reservation,
+            group_bytes: 0,
             input,
             group: Arc::clone(&self.group),
             schema: Arc::clone(&self.schema),
@@ -301,9 +307,16 @@ impl ExecutionPlan for StringGroupCountExec {
 
 /// Groups kept between batches before they are flushed downstream.
 const MAX_GROUPS: usize = 16_384;
+/// What a group costs beyond its string's bytes: the map's entry (the string's
+/// header and the count) and its share of the map's spare room.
+const GROUP_ENTRY_BYTES: usize = 64;
 
 /// One partition's counting.
 struct Counting {
+    /// What the view table and the groups hold, in the memory pool.
+    reservation: MemoryReservation,
+    /// The bytes of `groups` (strings and entries).
+    group_bytes: usize,
     input: SendableRecordBatchStream,
     group: Arc<dyn PhysicalExpr>,
     schema: SchemaRef,
@@ -322,6 +335,10 @@ struct Counting {
 impl Counting {
     /// Counts one input batch, or passes it on when its views are not few.
     fn absorb(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.reservation.size() == 0 {
+            // The view table, reserved before its first use.
+            self.reservation.try_grow(size_of::<Slot>() * SLOTS)?;
+        }
         let elapsed = self.baseline.elapsed_compute().clone();
         let _timer = elapsed.timer();
         let column = self.group.evaluate(batch)?.into_array(batch.num_rows())?;
@@ -355,12 +372,22 @@ impl Counting {
             match self.groups.get_mut(value) {
                 Some(count) => *count += n,
                 None => {
+                    self.group_bytes += value.len() + GROUP_ENTRY_BYTES;
                     self.groups.insert(value.to_owned(), n);
                 }
             }
         }
-        if self.groups.len() >= MAX_GROUPS {
+        let table = size_of::<Slot>() * SLOTS;
+        if self.groups.len() >= MAX_GROUPS
+            || self
+                .reservation
+                .try_resize(table + self.group_bytes)
+                .is_err()
+        {
+            // Refused room: the groups go downstream now, as a partial
+            // aggregate passes its groups on early.
             self.flush()?;
+            self.reservation.resize(table);
         }
         Ok(())
     }
@@ -386,6 +413,7 @@ impl Counting {
             values.append_value(&value);
             counts.push(count);
         }
+        self.group_bytes = 0;
         if self.nulls > 0 {
             values.append_null();
             counts.push(std::mem::take(&mut self.nulls));

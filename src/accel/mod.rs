@@ -28,7 +28,10 @@
 //! let ctx = SessionContext::new_with_state(df_variant::accel::with_accelerations(builder).build());
 //! // or: let ctx = df_variant::accel::accelerated_context();
 //! let plan = ctx
-//!     .sql("EXPLAIN SELECT s, count(*) FROM (VALUES ('a'), ('b'), ('a')) AS t(s) GROUP BY s")
+//!     .sql(
+//!         "EXPLAIN SELECT s, count(*) FROM (SELECT arrow_cast(column1, 'Utf8View') AS s \
+//!          FROM (VALUES ('a'), ('b'), ('a'))) GROUP BY s",
+//!     )
 //!     .await?
 //!     .collect()
 //!     .await?;
@@ -121,12 +124,7 @@ pub fn with_accelerations(mut builder: SessionStateBuilder) -> SessionStateBuild
     {
         config = config.with_option_extension(VariantOptions::default());
     }
-    if limited
-        && let Some(options) = config
-            .options_mut()
-            .extensions
-            .get_mut::<VariantOptions>()
-    {
+    if limited && let Some(options) = config.options_mut().extensions.get_mut::<VariantOptions>() {
         options.partition_distinct_count = false;
     }
     let parquet = &mut config.options_mut().execution.parquet;

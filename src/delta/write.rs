@@ -517,7 +517,8 @@ impl DataSink for DeltaSink {
                 .options()
                 .execution
                 .objectstore_writer_buffer_size,
-        );
+        )
+        .with_pool(Arc::clone(&context.runtime_env().memory_pool));
         let stamp = format!("{:016x}", random_u64());
         let mut open: HashMap<Vec<Option<String>>, OpenFile> = HashMap::new();
         let mut rows_seen = 0usize;

@@ -78,10 +78,10 @@ pub use scan::{ScanExtractions, VariantScanExec};
 pub(crate) use scan::{filter_predicates, pushdown_enabled, scan_config};
 pub use scan_cache::ScanCache;
 pub use sink::MAX_WRITTEN_VARIANT_BYTES;
-pub use sink::{VARIANT_ROW_GROUP_ROWS, VariantParquetSink};
 pub(crate) use sink::variant_sink_exec;
 #[cfg(feature = "delta")]
 pub(crate) use sink::{FilePlan, WrittenFile, check_written_variants, write_file};
+pub use sink::{VARIANT_ROW_GROUP_ROWS, VariantParquetSink};
 
 use std::sync::Arc;
 

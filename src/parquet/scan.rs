@@ -563,13 +563,9 @@ impl ExecutionPlan for VariantScanExec {
                         .execute(0, context)
                         .map(|stream| crate::boundary::catch_stream_panics(stream, what))?;
                     Ok::<_, datafusion::common::DataFusionError>(match cached {
-                        Some((cache, key)) => super::scan_cache::keep(
-                            stream,
-                            cache,
-                            key,
-                            capacity,
-                            pool,
-                        ),
+                        Some((cache, key)) => {
+                            super::scan_cache::keep(stream, cache, key, capacity, pool)
+                        }
                         None => stream,
                     })
                 }

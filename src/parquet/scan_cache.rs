@@ -222,7 +222,9 @@ pub fn capacity(context: &TaskContext) -> usize {
         .options()
         .extensions
         .get::<crate::config::VariantOptions>()
-        .map_or(crate::config::DEFAULT_SCAN_CACHE_BYTES, |o| o.scan_cache_size.0);
+        .map_or(crate::config::DEFAULT_SCAN_CACHE_BYTES, |o| {
+            o.scan_cache_size.0
+        });
     match context.runtime_env().memory_pool.memory_limit() {
         MemoryLimit::Finite(limit) => setting.min(limit / 2),
         MemoryLimit::Infinite | MemoryLimit::Unknown => setting,
@@ -398,8 +400,13 @@ impl Stream for Keeping {
             Poll::Ready(Some(Err(_))) => this.kept = None,
             Poll::Ready(None) => {
                 if let Some((batches, bytes)) = this.kept.take() {
-                    this.cache
-                        .insert(std::mem::take(&mut this.key), batches, bytes, this.capacity, &this.pool);
+                    this.cache.insert(
+                        std::mem::take(&mut this.key),
+                        batches,
+                        bytes,
+                        this.capacity,
+                        &this.pool,
+                    );
                 }
             }
             Poll::Pending => {}
@@ -490,7 +497,13 @@ mod tests {
         let cache = Arc::new(ScanCache::default());
         let pool = unbounded();
         let ok = replay(Arc::clone(&schema), vec![batch(1), batch(2)].into());
-        let kept = keep(ok, Arc::clone(&cache), "ok".into(), 1 << 20, Arc::clone(&pool));
+        let kept = keep(
+            ok,
+            Arc::clone(&cache),
+            "ok".into(),
+            1 << 20,
+            Arc::clone(&pool),
+        );
         assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
         assert_eq!(cache.get("ok").map(|b| b.len()), Some(2));
 
@@ -506,7 +519,13 @@ mod tests {
                 failing,
             ),
         );
-        let kept = keep(failing, Arc::clone(&cache), "bad".into(), 1 << 20, Arc::clone(&pool));
+        let kept = keep(
+            failing,
+            Arc::clone(&cache),
+            "bad".into(),
+            1 << 20,
+            Arc::clone(&pool),
+        );
         assert_eq!(kept.collect::<Vec<_>>().await.len(), 2);
         assert!(cache.get("bad").is_none(), "a failed scan is not kept");
 

@@ -15,6 +15,7 @@ use datafusion::datasource::file_format::write::get_writer_schema;
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
 use datafusion::datasource::sink::{DataSink, DataSinkExec};
 use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool};
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
@@ -124,6 +125,9 @@ pub(crate) struct FilePlan {
     mode: ShreddingMode,
     shredding: ShreddingOptions,
     buffer_size: usize,
+    /// Where a file's buffered rows are reserved (`None`: nowhere, for
+    /// rewrites that run outside a query).
+    pool: Option<Arc<dyn MemoryPool>>,
 }
 
 /// The Parquet schema with every VARIANT annotation carrying
@@ -320,7 +324,15 @@ impl FilePlan {
             mode,
             shredding: options.shredding_options(),
             buffer_size,
+            pool: None,
         }
+    }
+
+    /// The plan, reserving each file's buffered rows (the sample, and the row
+    /// group being built) in `pool`, as DataFusion's Parquet sink does.
+    pub(crate) fn with_pool(mut self, pool: Arc<dyn MemoryPool>) -> Self {
+        self.pool = Some(pool);
+        self
     }
 }
 
@@ -339,12 +351,23 @@ pub(crate) async fn write_file(
     tmp: Path,
     plan: FilePlan,
 ) -> Result<WrittenFile> {
+    let reservation = plan
+        .pool
+        .as_ref()
+        .map(|pool| MemoryConsumer::new(format!("VariantParquetSink[{tmp}]")).register(pool));
+    let reserve = |bytes: usize| match &reservation {
+        Some(r) => r.try_resize(bytes),
+        None => Ok(()),
+    };
     let mut sample = Vec::new();
     let mut sampled = 0;
+    let mut sample_bytes = 0;
     while sampled < plan.shredding.sample_rows.max(1) {
         match rx.recv().await {
             Some(b) => {
                 sampled += b.num_rows();
+                sample_bytes += b.get_array_memory_size();
+                reserve(sample_bytes)?;
                 sample.push(b);
             }
             None => break,
@@ -373,9 +396,11 @@ pub(crate) async fn write_file(
         writer.write(&columns.convert(batch)?).await?;
     }
     drop(sample);
+    reserve(writer.memory_size())?;
     while let Some(batch) = rx.recv().await {
         rows += batch.num_rows();
         writer.write(&columns.convert(&batch)?).await?;
+        reserve(writer.memory_size())?;
     }
     let metadata = writer.close().await?;
     Ok(WrittenFile {
@@ -408,7 +433,8 @@ impl FileSink for VariantParquetSink {
                 .options()
                 .execution
                 .objectstore_writer_buffer_size,
-        );
+        )
+        .with_pool(Arc::clone(&context.runtime_env().memory_pool));
         let stamp = format!(
             "{:x}-{:x}",
             std::time::SystemTime::now()
