@@ -9,6 +9,7 @@ mod conformance;
 mod deletion_vectors;
 mod delta;
 mod distributed;
+mod layout;
 mod memory;
 mod pushdown;
 mod robustness;

@@ -16,7 +16,23 @@
 //! DataFusion 55 does not plan `ALTER TABLE` (`SessionContext::sql` has no hook
 //! for statements it does not know), so these run where this crate parses the
 //! SQL: [`crate::sql::query`], the CLI and the sqllogictest runner; in Rust,
-//! [`alter_table`] takes the parsed statement.
+//! [`alter_table`] takes the parsed statement. An embedder whose service calls
+//! `ctx.sql` routes the one statement first:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! use df_variant::delta::alter::{alter_table, parse_alter};
+//! let ctx = df_variant::variant_context();
+//! let sql = "SELECT 1 AS one"; // or "ALTER TABLE t ADD COLUMN v VARIANT" on a Delta table
+//! let df = match parse_alter(sql)? {
+//!     Some(alter) => alter_table(&ctx, &alter).await?,
+//!     None => ctx.sql(sql).await?,
+//! };
+//! assert_eq!(df.collect().await?[0].num_rows(), 1);
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! Dropping a feature follows the protocol's rule for removing a reader-writer
 //! feature: no live file may still use it. For `variantShredding`, the live
@@ -400,7 +416,8 @@ async fn field_of(ctx: &SessionContext, name: &str, ty: &str) -> Result<FieldRef
     if ty.to_ascii_lowercase().contains("not null") {
         return plan_err!("ALTER TABLE: an added column must be nullable ('{name}' {ty})");
     }
-    let df = crate::sql::query(ctx, &format!("SELECT CAST(NULL AS {ty}) AS c"))
+    let df = ctx
+        .sql(&format!("SELECT CAST(NULL AS {ty}) AS c"))
         .await
         .map_err(|e| {
             plan_datafusion_err!(

@@ -271,10 +271,12 @@ impl ElementLeaves {
         let mins = arrow::compute::cast(&converter.row_group_mins(row_groups.iter())?, element)?;
         let maxes = arrow::compute::cast(&converter.row_group_maxes(row_groups.iter())?, element)?;
         let nulls: ArrayRef = Arc::new(UInt64Array::from(vec![None::<u64>; row_groups.len()]));
-        Ok((
-            super::pruning::only_known(mins, &known)?,
-            super::pruning::only_known(maxes, &known)?,
-            nulls,
-        ))
+        Ok((only_known(mins, &known)?, only_known(maxes, &known)?, nulls))
     }
+}
+
+/// Nulls out the entries of `array` where `known` is false (unknown statistics).
+pub(super) fn only_known(array: ArrayRef, known: &[bool]) -> datafusion::common::Result<ArrayRef> {
+    let unknown = arrow::array::BooleanArray::from(known.iter().map(|k| !k).collect::<Vec<_>>());
+    Ok(arrow::compute::nullif(&array, &unknown)?)
 }

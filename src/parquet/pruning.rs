@@ -38,10 +38,10 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::bounds::PathBounds;
-use super::element_pruning::{Elements, element_test};
+use super::element_pruning::{Elements, element_test, only_known};
 use super::shredded_get::{Extraction, ShreddedNode, ValueFreeNodes, exact_widening};
 
-use super::scan::ScanMetrics;
+use super::report::ScanMetrics;
 /// What one file's scan gets.
 pub(super) struct FilePlan {
     pub(super) access: Option<ParquetAccessPlan>,
@@ -665,12 +665,6 @@ pub(super) struct LeafStatistics {
     columns: HashMap<String, (ArrayRef, ArrayRef, ArrayRef)>,
     row_counts: ArrayRef,
     page_rows: Vec<usize>,
-}
-
-/// Nulls out the entries of `array` where `known` is false (unknown statistics).
-pub(super) fn only_known(array: ArrayRef, known: &[bool]) -> Result<ArrayRef> {
-    let unknown = BooleanArray::from(known.iter().map(|k| !k).collect::<Vec<_>>());
-    Ok(arrow::compute::nullif(&array, &unknown)?)
 }
 
 impl LeafStatistics {

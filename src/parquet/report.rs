@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Display, Formatter};
 use std::sync::{Arc, Mutex};
 
-use datafusion::physical_plan::metrics::CustomMetricValue;
+use datafusion::physical_plan::metrics::{
+    Count, CustomMetricValue, ExecutionPlanMetricsSet, MetricBuilder,
+};
 
 use crate::workload::{ExtractionRead, Outcome};
 
@@ -165,5 +167,52 @@ impl CustomMetricValue for ExtractionReport {
             .as_any()
             .downcast_ref::<ExtractionReport>()
             .is_some_and(|o| o.snapshot() == self.snapshot())
+    }
+}
+
+/// Counters shown by `EXPLAIN ANALYZE`.
+#[derive(Debug, Clone)]
+pub(super) struct ScanMetrics {
+    pub(super) files: Count,
+    pub(super) files_pruned: Count,
+    pub(super) extractions_pushed: Count,
+    pub(super) extractions_fallback: Count,
+    pub(super) residuals_skipped: Count,
+    pub(super) row_groups_pruned: Count,
+    pub(super) row_groups_matched: Count,
+    pub(super) pages_pruned: Count,
+    pub(super) pages_matched: Count,
+    pub(super) rows_pruned_by_pages: Count,
+    pub(super) pruning_errors: Count,
+    /// How each extraction read the files (the `extractions` metric).
+    pub(super) extractions: Arc<ExtractionReport>,
+}
+
+impl ScanMetrics {
+    pub(super) fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
+        Self {
+            files: c("file_scans"),
+            files_pruned: c("files_pruned"),
+            extractions_pushed: c("extractions_pushed"),
+            extractions_fallback: c("extractions_fallback"),
+            residuals_skipped: c("residuals_skipped"),
+            row_groups_pruned: c("row_groups_pruned"),
+            row_groups_matched: c("row_groups_matched"),
+            pages_pruned: c("pages_pruned"),
+            pages_matched: c("pages_matched"),
+            rows_pruned_by_pages: c("rows_pruned_by_pages"),
+            pruning_errors: c("pruning_errors"),
+            extractions: {
+                let report = Arc::new(ExtractionReport::default());
+                MetricBuilder::new(metrics).with_partition(partition).build(
+                    datafusion::physical_plan::metrics::MetricValue::Custom {
+                        name: "extractions".into(),
+                        value: Arc::clone(&report) as _,
+                    },
+                );
+                report
+            },
+        }
     }
 }

@@ -63,53 +63,6 @@ pub struct ScanExtractions {
     pub predicates: Vec<Arc<dyn PhysicalExpr>>,
 }
 
-/// Counters shown by `EXPLAIN ANALYZE`.
-#[derive(Debug, Clone)]
-pub(super) struct ScanMetrics {
-    pub(super) files: Count,
-    pub(super) files_pruned: Count,
-    pub(super) extractions_pushed: Count,
-    pub(super) extractions_fallback: Count,
-    pub(super) residuals_skipped: Count,
-    pub(super) row_groups_pruned: Count,
-    pub(super) row_groups_matched: Count,
-    pub(super) pages_pruned: Count,
-    pub(super) pages_matched: Count,
-    pub(super) rows_pruned_by_pages: Count,
-    pub(super) pruning_errors: Count,
-    /// How each extraction read the files (the `extractions` metric).
-    pub(super) extractions: Arc<super::report::ExtractionReport>,
-}
-
-impl ScanMetrics {
-    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
-        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
-        Self {
-            files: c("file_scans"),
-            files_pruned: c("files_pruned"),
-            extractions_pushed: c("extractions_pushed"),
-            extractions_fallback: c("extractions_fallback"),
-            residuals_skipped: c("residuals_skipped"),
-            row_groups_pruned: c("row_groups_pruned"),
-            row_groups_matched: c("row_groups_matched"),
-            pages_pruned: c("pages_pruned"),
-            pages_matched: c("pages_matched"),
-            rows_pruned_by_pages: c("rows_pruned_by_pages"),
-            pruning_errors: c("pruning_errors"),
-            extractions: {
-                let report = Arc::new(super::report::ExtractionReport::default());
-                MetricBuilder::new(metrics).with_partition(partition).build(
-                    datafusion::physical_plan::metrics::MetricValue::Custom {
-                        name: "extractions".into(),
-                        value: Arc::clone(&report) as _,
-                    },
-                );
-                report
-            },
-        }
-    }
-}
-
 /// The counters of the hot-data cache, registered on a partition's first hit
 /// so that a scan the cache did not serve shows none.
 #[derive(Debug)]
@@ -451,7 +404,7 @@ impl ExecutionPlan for VariantScanExec {
             .runtime_env()
             .cache_manager
             .get_file_metadata_cache();
-        let metrics = ScanMetrics::new(&self.metrics, partition);
+        let metrics = super::report::ScanMetrics::new(&self.metrics, partition);
         let planner = Arc::new(FilePlanner::new(
             self.all_extractions(),
             &self.extractions.predicates,

@@ -21,6 +21,9 @@
 //! # let _ = EMPTY_METADATA;
 //! ```
 
+/// The deepest nesting accepted (Spark's JSON parser limit).
+pub const MAX_DEPTH: usize = 1000;
+
 /// The metadata of a Variant without object fields: version 1, no strings.
 pub const EMPTY_METADATA: &[u8] = &[0x01, 0x00, 0x00];
 

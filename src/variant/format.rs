@@ -115,7 +115,7 @@ fn raw_json(
     use super::encoding::{
         ARRAY, OBJECT, basic_type, container, read_int, read_temporal, string_bytes,
     };
-    if depth > super::validate::MAX_DEPTH {
+    if depth > super::encoding::MAX_DEPTH {
         return None;
     }
     let header = *value.first()?;

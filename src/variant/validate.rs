@@ -21,8 +21,7 @@ use super::encoding;
 
 use parquet_variant::{Variant, VariantMetadata};
 
-/// The deepest nesting accepted (Spark's JSON parser limit).
-pub const MAX_DEPTH: usize = 1000;
+pub use super::encoding::MAX_DEPTH;
 
 /// Why a Variant's bytes were rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
