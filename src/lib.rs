@@ -37,6 +37,10 @@ pub mod codec;
 pub mod config;
 #[cfg(feature = "delta")]
 pub mod delta;
+/// The deterministic Bluesky event generator of the demo, the benches and
+/// the JSONBench harness (`df-variant generate-bluesky`): part of the CLI, not
+/// of the library.
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod demo;
 #[cfg(feature = "distributed")]
@@ -63,21 +67,37 @@ use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-/// Registers every scalar and aggregate function of the crate.
+/// Registers every scalar and aggregate function of the crate (the list
+/// [`with_variant`] registers too, but `variant_reshred`, which needs the
+/// session's runtime): ours, and DataFusion's `coalesce`, `nvl`, `nvl2` and
+/// string functions found in `registry`, wrapped to take a VARIANT (a call
+/// without one goes to DataFusion's function unchanged).
 ///
 /// # Errors
 /// When the registry refuses a function.
 pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
-    for f in udf::functions() {
+    let (scalars, aggregates) = functions_over(&|name| registry.udf(name).ok());
+    for f in scalars {
         registry.register_udf(f)?;
     }
-    udf::coerce::register_coercing(registry)?;
-    for f in udaf::functions() {
+    for f in aggregates {
         registry.register_udaf(f)?;
     }
     Ok(())
+}
+
+/// The one list of functions [`register_all`] and [`with_variant`] register:
+/// [`udf::functions`], the coercing wrappers of the functions `current`
+/// finds by name, and [`udaf::functions`].
+fn functions_over(
+    current: &dyn Fn(&str) -> Option<Arc<ScalarUDF>>,
+) -> (Vec<Arc<ScalarUDF>>, Vec<Arc<AggregateUDF>>) {
+    let mut scalars = udf::functions();
+    scalars.extend(udf::coerce::coercing_functions_over(current));
+    (scalars, udaf::functions())
 }
 
 /// Adds everything of the crate to a session builder: the functions, the
@@ -94,30 +114,23 @@ pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
 /// `with_analyzer_rule` still run after them), and [`optimizer::physical_rules`]
 /// are appended to the physical optimizer; their docs say why in that order.
 pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
-    builder
-        .scalar_functions()
-        .get_or_insert_with(Vec::new)
-        .extend(udf::functions());
     let reshred = parquet::reshred::variant_reshred_udf(builder.runtime_env().clone());
-    builder
-        .scalar_functions()
-        .get_or_insert_with(Vec::new)
-        .push(reshred);
-    // DataFusion's coalesce, nvl, nvl2 and string functions (or those the
-    // builder already holds) wrapped to take a VARIANT as Spark does.
     let functions = builder.scalar_functions().get_or_insert_with(Vec::new);
-    let wrapped = udf::coerce::coercing_functions_over(&|name| {
+    // Wrapping DataFusion's functions, or those the builder already holds.
+    let (scalars, aggregates) = functions_over(&|name| {
         functions
             .iter()
             .rev()
             .find(|f| f.name() == name || f.aliases().iter().any(|a| a == name))
             .cloned()
     });
-    functions.extend(wrapped);
+    functions.extend(scalars);
+    // On the session's runtime: it rewrites files with its own plans.
+    functions.push(reshred);
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
-        .extend(udaf::functions());
+        .extend(aggregates);
     let mut table_functions = ingest::table_functions();
     table_functions.extend(parquet::table_functions());
     #[cfg(feature = "delta")]

@@ -237,7 +237,7 @@ fn row_groups(path: &std::path::Path) -> Vec<i64> {
         .metadata()
         .row_groups()
         .iter()
-        .map(|g| g.num_rows())
+        .map(datafusion::parquet::file::metadata::RowGroupMetaData::num_rows)
         .collect()
 }
 

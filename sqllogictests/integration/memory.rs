@@ -42,7 +42,7 @@ impl std::fmt::Display for RecordingPool {
 }
 
 impl MemoryPool for RecordingPool {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "recording"
     }
 
@@ -170,7 +170,7 @@ async fn limited(kind: &str, limit: usize, table: &Arc<MemTable>, q: &str) -> Re
     };
     let ctx = SessionContext::new_with_state(state);
     ctx.register_table("t", Arc::clone(table) as _)?;
-    let run = tokio::time::timeout(Duration::from_secs(300), sql(&ctx, q))
+    let run = tokio::time::timeout(Duration::from_mins(5), sql(&ctx, q))
         .await
         .unwrap_or_else(|_| panic!("{kind} at {limit} bytes: {q} ran for five minutes"));
     Ok(match run {

@@ -31,6 +31,7 @@ pub enum Format {
 /// `;`; `\q` or Ctrl-D quits).
 #[derive(Debug, Parser)]
 #[command(name = "df-variant", version, about)]
+#[allow(clippy::struct_excessive_bools)] // command-line switches
 pub struct Args {
     /// Run this SQL (one or more statements); repeatable, run in order.
     #[arg(short = 'c', long = "command", value_name = "SQL")]

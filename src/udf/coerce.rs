@@ -326,18 +326,6 @@ pub fn coercing_functions() -> Vec<Arc<ScalarUDF>> {
     coercing_functions_over(&|_| None)
 }
 
-/// Registers [`coercing_functions_over`] what `registry` holds.
-///
-/// # Errors
-/// When the registry refuses a function.
-pub fn register_coercing(registry: &mut dyn datafusion::execution::FunctionRegistry) -> Result<()> {
-    let wrapped = coercing_functions_over(&|name| registry.udf(name).ok());
-    for f in wrapped {
-        registry.register_udf(f)?;
-    }
-    Ok(())
-}
-
 /// A DataFusion string function that, as in Spark, takes a VARIANT argument as
 /// the STRING `CAST(v AS STRING)` gives (a string variant without its quotes,
 /// anything else its JSON text, a variant null NULL): `length(v:arr)`,
