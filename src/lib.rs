@@ -37,9 +37,8 @@ pub mod codec;
 pub mod config;
 #[cfg(feature = "delta")]
 pub mod delta;
-/// The deterministic Bluesky event generator of the demo, the benches and
-/// the JSONBench harness (`df-variant generate-bluesky`): part of the CLI, not
-/// of the library.
+// The Bluesky event generator of the demo, the benches and the JSONBench
+// harness (`df-variant generate-bluesky`): part of the CLI, not the library.
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod demo;
