@@ -559,6 +559,45 @@ impl VariantShreddingAdvice {
         sample_rows: usize,
         min_fraction: f64,
     ) -> Result<MemTable> {
+        let out = decisions(name, files, workload, sample_rows, min_fraction)?;
+        let schema = advice_schema();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(
+                out.iter().map(|(c, _)| c.as_str()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                out.iter().map(|(_, r)| r.action),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                out.iter().map(|(_, r)| r.path.as_str()),
+            )),
+            Arc::new(StringArray::from(
+                out.iter().map(|(_, r)| r.typ.clone()).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                out.iter().map(|(_, r)| r.queried as i64),
+            )),
+            Arc::new(Int64Array::from(
+                out.iter().map(|(_, r)| r.saved).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                out.iter().map(|(_, r)| r.reason.as_str()),
+            )),
+        ];
+        let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
+        MemTable::try_new(schema, vec![vec![batch]])
+    }
+}
+
+/// Every decision for the files of a table, per VARIANT column.
+fn decisions(
+    name: &str,
+    files: &[PathBuf],
+    workload: &[ExtractionSummary],
+    sample_rows: usize,
+    min_fraction: f64,
+) -> Result<Vec<(String, Row)>> {
+    {
         let mut nodes = Vec::new();
         let mut columns: Vec<String> = Vec::new();
         let mut table_rows = 0i64;
@@ -587,32 +626,130 @@ impl VariantShreddingAdvice {
                 out.push((column.clone(), row));
             }
         }
-        let schema = advice_schema();
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(
-                out.iter().map(|(c, _)| c.as_str()),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                out.iter().map(|(_, r)| r.action),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                out.iter().map(|(_, r)| r.path.as_str()),
-            )),
-            Arc::new(StringArray::from(
-                out.iter().map(|(_, r)| r.typ.clone()).collect::<Vec<_>>(),
-            )),
-            Arc::new(Int64Array::from_iter_values(
-                out.iter().map(|(_, r)| r.queried as i64),
-            )),
-            Arc::new(Int64Array::from(
-                out.iter().map(|(_, r)| r.saved).collect::<Vec<_>>(),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                out.iter().map(|(_, r)| r.reason.as_str()),
-            )),
-        ];
-        let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
-        MemTable::try_new(schema, vec![vec![batch]])
+        Ok(out)
+    }
+}
+
+/// `COPY ... OPTIONS ('variant.shredding_schema' 'advice')` planned by
+/// DataFusion's own `ctx.sql`: the shredding schema
+/// `variant_shredding_advice` proposes for the one table `input` reads, found
+/// from the Parquet files its scans list (`None`: shred nothing). The same
+/// for every VARIANT column, since the option applies to all of them.
+///
+/// # Errors
+/// A source that reads no Parquet table, or more than one; files that are not
+/// local; the advice's own errors; columns advised different schemas.
+pub(crate) fn advised_for_input(
+    session: &dyn datafusion::catalog::Session,
+    input: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Result<Option<String>> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::datasource::physical_plan::FileScanConfig;
+    use datafusion::datasource::source::DataSourceExec;
+    const OPTION: &str = "variant.shredding_schema 'advice'";
+    let mut tables: Vec<Vec<PathBuf>> = Vec::new();
+    let mut other = false;
+    input.apply(|node| {
+        let scan = node
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|d| d.data_source().downcast_ref::<FileScanConfig>());
+        match scan {
+            Some(config) => {
+                let mut files: Vec<PathBuf> = config
+                    .file_groups
+                    .iter()
+                    .flat_map(|g| g.files())
+                    .map(|f| PathBuf::from(format!("/{}", f.object_meta.location)))
+                    .collect();
+                files.sort();
+                files.dedup();
+                if config.object_store_url.as_str() != "file:///" {
+                    other = true;
+                } else if !tables.contains(&files) {
+                    tables.push(files);
+                }
+            }
+            None if node.children().is_empty() => other = true,
+            None => {}
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    let files = match (tables.as_slice(), other) {
+        ([one], false) => one.clone(),
+        ([], _) => {
+            return plan_err!(
+                "{OPTION} needs a COPY that reads one table of local Parquet files, whose workload the advice comes from; this one reads none"
+            );
+        }
+        _ => {
+            return plan_err!(
+                "{OPTION} needs a COPY that reads one table of local Parquet files, whose workload the advice comes from; this one reads {} sources",
+                tables.len() + usize::from(other)
+            );
+        }
+    };
+    let name = common_folder(&files);
+    let keys: Vec<String> = files
+        .iter()
+        .map(|p| {
+            std::fs::canonicalize(p)
+                .map(|c| c.to_string_lossy().into_owned())
+                .map_err(|e| plan_datafusion_err!("{OPTION}: {}: {e}", p.display()))
+        })
+        .collect::<Result<_>>()?;
+    let log = session
+        .config()
+        .get_extension::<crate::workload::WorkloadLog>();
+    let dir = crate::workload::log_dir(session.config_options());
+    let workload = crate::workload::summarize(log.as_deref(), dir.as_deref(), &keys)?;
+    let options = session
+        .config_options()
+        .extensions
+        .get::<crate::config::VariantOptions>()
+        .cloned()
+        .unwrap_or_default();
+    let rows = crate::boundary::guard(VARIANT_SHREDDING_ADVICE, || {
+        decisions(
+            &name,
+            &files,
+            &workload,
+            options.shredding_sample_rows.max(1),
+            options.shredding_min_field_fraction,
+        )
+    })?;
+    let advised: Vec<(&str, Option<&str>)> = rows
+        .iter()
+        .filter(|(_, r)| r.action == "schema")
+        .map(|(c, r)| (c.as_str(), r.typ.as_deref()))
+        .collect();
+    let distinct: HashSet<Option<&str>> = advised.iter().map(|(_, t)| *t).collect();
+    match distinct.into_iter().collect::<Vec<_>>().as_slice() {
+        [one] => Ok(one.map(str::to_string)),
+        [] => plan_err!("{OPTION}: variant_shredding_advice('{name}') gave no schema"),
+        _ => plan_err!(
+            "{OPTION}: the VARIANT columns of {name} are advised different schemas ({}), and the option applies to every VARIANT column written; give the schema",
+            advised
+                .iter()
+                .map(|(c, t)| format!("{c}: {}", t.unwrap_or("none")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}
+
+/// The folder all `files` lie in (the file itself for one file).
+fn common_folder(files: &[PathBuf]) -> String {
+    match files {
+        [one] => one.display().to_string(),
+        _ => {
+            let mut common: PathBuf = files[0].parent().map(Path::to_path_buf).unwrap_or_default();
+            while !files.iter().all(|f| f.starts_with(&common)) {
+                if !common.pop() {
+                    break;
+                }
+            }
+            format!("{}/", common.display())
+        }
     }
 }
 

@@ -83,6 +83,10 @@ impl FileFormatFactory for VariantParquetFormatFactory {
             keys.sort();
             for (key, value) in keys {
                 let name = &key["variant.".len()..];
+                if name == "shredding_schema" && value.trim().eq_ignore_ascii_case("advice") {
+                    format.advice = true;
+                    continue;
+                }
                 options.set(name, &value).map_err(|e| {
                     plan_datafusion_err!("option '{key}' = '{value}': {}", e.strip_backtrace())
                 })?;
@@ -126,6 +130,9 @@ pub struct VariantParquetFormat {
     inner: Arc<dyn FileFormat>,
     /// Writer settings given as statement options, overriding the session's.
     write_options: Option<VariantOptions>,
+    /// `'variant.shredding_schema' 'advice'`: the schema comes from the
+    /// advice for the table the write reads ([`super::advice`]).
+    advice: bool,
 }
 
 impl Default for VariantParquetFormat {
@@ -140,6 +147,7 @@ impl VariantParquetFormat {
         Self {
             inner,
             write_options: None,
+            advice: false,
         }
     }
 
@@ -338,9 +346,17 @@ impl FileFormat for VariantParquetFormat {
         // session-wide `VariantWriteRule` does it later.
         if let Some(options) = &self.write_options
             && let Some(exec) = (plan.as_ref() as &dyn Any).downcast_ref::<DataSinkExec>()
-            && let Some(ours) = variant_sink_exec(exec, options)
         {
-            return Ok(ours);
+            let mut options = options.clone();
+            if self.advice {
+                match super::advice::advised_for_input(state, exec.input())? {
+                    Some(ddl) => options.set("shredding_schema", &ddl)?,
+                    None => options.set("shredding", "off")?,
+                }
+            }
+            if let Some(ours) = variant_sink_exec(exec, &options) {
+                return Ok(ours);
+            }
         }
         Ok(plan)
     }
