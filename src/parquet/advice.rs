@@ -658,7 +658,7 @@ pub(crate) fn advised_for_input(
                 let mut files: Vec<PathBuf> = config
                     .file_groups
                     .iter()
-                    .flat_map(|g| g.files())
+                    .flat_map(datafusion::datasource::physical_plan::FileGroup::files)
                     .map(|f| PathBuf::from(format!("/{}", f.object_meta.location)))
                     .collect();
                 files.sort();
