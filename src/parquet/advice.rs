@@ -559,7 +559,19 @@ impl VariantShreddingAdvice {
         sample_rows: usize,
         min_fraction: f64,
     ) -> Result<MemTable> {
-        let out = decisions(name, files, workload, sample_rows, min_fraction)?;
+        rows_table(&decisions(
+            name,
+            files,
+            workload,
+            sample_rows,
+            min_fraction,
+        )?)
+    }
+}
+
+/// The advice's rows as a table.
+fn rows_table(out: &[(String, Row)]) -> Result<MemTable> {
+    {
         let schema = advice_schema();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(StringArray::from_iter_values(
@@ -697,26 +709,7 @@ pub(crate) fn advised_for_input(
                 .map_err(|e| plan_datafusion_err!("{OPTION}: {}: {e}", p.display()))
         })
         .collect::<Result<_>>()?;
-    let log = session
-        .config()
-        .get_extension::<crate::workload::WorkloadLog>();
-    let dir = crate::workload::log_dir(session.config_options());
-    let workload = crate::workload::summarize(log.as_deref(), dir.as_deref(), &keys)?;
-    let options = session
-        .config_options()
-        .extensions
-        .get::<crate::config::VariantOptions>()
-        .cloned()
-        .unwrap_or_default();
-    let rows = crate::boundary::guard(VARIANT_SHREDDING_ADVICE, || {
-        decisions(
-            &name,
-            &files,
-            &workload,
-            options.shredding_sample_rows.max(1),
-            options.shredding_min_field_fraction,
-        )
-    })?;
+    let rows = session_decisions(session, &name, &files, &keys)?;
     let advised: Vec<(&str, Option<&str>)> = rows
         .iter()
         .filter(|(_, r)| r.action == "schema")
@@ -753,32 +746,43 @@ fn common_folder(files: &[PathBuf]) -> String {
     }
 }
 
+/// The decisions for `files` (`keys`: their canonical paths, as the workload
+/// log names them), with the session's log and sampling settings.
+fn session_decisions(
+    session: &dyn datafusion::catalog::Session,
+    name: &str,
+    files: &[PathBuf],
+    keys: &[String],
+) -> Result<Vec<(String, Row)>> {
+    let log = session
+        .config()
+        .get_extension::<crate::workload::WorkloadLog>();
+    let dir = crate::workload::log_dir(session.config_options());
+    let workload = crate::workload::summarize(log.as_deref(), dir.as_deref(), keys)?;
+    let options = session
+        .config_options()
+        .extensions
+        .get::<crate::config::VariantOptions>()
+        .cloned()
+        .unwrap_or_default();
+    crate::boundary::guard(VARIANT_SHREDDING_ADVICE, || {
+        decisions(
+            name,
+            files,
+            &workload,
+            options.shredding_sample_rows.max(1),
+            options.shredding_min_field_fraction,
+        )
+    })
+}
+
 impl TableFunctionImpl for VariantShreddingAdvice {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let arg = crate::fs::path_argument(VARIANT_SHREDDING_ADVICE, args.exprs())?;
         let session = args.session();
         let files = files_of(session, VARIANT_SHREDDING_ADVICE, &arg)?;
         let keys = super::paths::table_file_keys(session, VARIANT_SHREDDING_ADVICE, &arg)?;
-        let log = session
-            .config()
-            .get_extension::<crate::workload::WorkloadLog>();
-        let dir = crate::workload::log_dir(session.config_options());
-        let workload = crate::workload::summarize(log.as_deref(), dir.as_deref(), &keys)?;
-        let options = session
-            .config_options()
-            .extensions
-            .get::<crate::config::VariantOptions>()
-            .cloned()
-            .unwrap_or_default();
-        let table = crate::boundary::guard(VARIANT_SHREDDING_ADVICE, || {
-            self.table(
-                &arg,
-                &files,
-                &workload,
-                options.shredding_sample_rows.max(1),
-                options.shredding_min_field_fraction,
-            )
-        })?;
-        Ok(Arc::new(table))
+        let rows = session_decisions(session, &arg, &files, &keys)?;
+        Ok(Arc::new(rows_table(&rows)?))
     }
 }
