@@ -108,10 +108,17 @@ fn functions_over(
 /// (`sqllogictests/integration/boundary.rs` holds that). Speedups of plain
 /// plans are opt-in: [`accel::with_accelerations`].
 ///
+/// Its catalog ([`catalog`]) keeps in-memory tables with VARIANT columns
+/// shredded (`CREATE TABLE ... AS` through `ctx.sql` too), wrapping the
+/// builder's catalog list or DataFusion's.
+///
 /// The analyzer becomes [`optimizer::analyzer_rules`] (ours before DataFusion's
-/// type coercion, then DataFusion's defaults; rules added later with
-/// `with_analyzer_rule` still run after them), and [`optimizer::physical_rules`]
+/// type coercion, then DataFusion's defaults), and [`optimizer::physical_rules`]
 /// are appended to the physical optimizer; their docs say why in that order.
+/// Analyzer rules added with `with_analyzer_rule`, before or after this call,
+/// are kept and run after them; a whole list set with `with_analyzer_rules`
+/// before this call is replaced (DataFusion 55's builder does not show it), so
+/// set such a list after it, with ours first.
 pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     let reshred = parquet::reshred::variant_reshred_udf(builder.runtime_env().clone());
     let functions = builder.scalar_functions().get_or_insert_with(Vec::new);
