@@ -358,3 +358,40 @@ async fn the_corpus_notices_each_engine_wide_piece() -> Result<()> {
     }
     Ok(())
 }
+
+/// An analyzer rule of the embedder's, added before `with_variant` (or after),
+/// still runs.
+#[tokio::test]
+async fn an_embedders_analyzer_rule_added_before_with_variant_runs() -> Result<()> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    #[derive(Debug, Default)]
+    struct Counting(Arc<AtomicUsize>);
+    impl datafusion::optimizer::AnalyzerRule for Counting {
+        fn analyze(
+            &self,
+            plan: LogicalPlan,
+            _config: &datafusion::common::config::ConfigOptions,
+        ) -> Result<LogicalPlan> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(plan)
+        }
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+    }
+    let (before, after) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let builder = plain().with_analyzer_rule(Arc::new(Counting(Arc::clone(&before))));
+    let state = df_variant::with_variant(builder)
+        .with_analyzer_rule(Arc::new(Counting(Arc::clone(&after))))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    ctx.sql("SELECT 1").await?.collect().await?;
+    assert_eq!(
+        (
+            before.load(Ordering::Relaxed),
+            after.load(Ordering::Relaxed)
+        ),
+        (1, 1)
+    );
+    Ok(())
+}
