@@ -200,12 +200,14 @@ def answer(rows):
 # --- runners ----------------------------------------------------------------
 
 PROFILE = "release"
+# Where cargo builds (CARGO_TARGET_DIR, as .ci/run sets it, or ./target).
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
 # `--accelerate`: df-variant's opt-in speedups of plain plans (df_variant::accel).
 ACCEL = []
 
 
 def cli():
-    return ROOT / "target" / PROFILE / "df-variant"
+    return TARGET / PROFILE / "df-variant"
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
@@ -347,7 +349,7 @@ def main():
     # DataFusion + datafusion-functions-json on the JSON text
     qfile = work / "df_json.sql"
     qfile.write_text("\n".join(df_json()) + "\n")
-    ex = ROOT / "target" / PROFILE / "examples" / "json_text"
+    ex = TARGET / PROFILE / "examples" / "json_text"
     p = subprocess.run([str(ex), P("text.parquet"), str(a.runs), str(qfile)], text=True, capture_output=True,
                        env={**os.environ, "DATAFUSION_EXECUTION_TARGET_PARTITIONS": str(a.threads)})
     if p.returncode != 0:
