@@ -15,7 +15,14 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::StreamExt;
 
-use crate::array::get::GetError;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, StructArray, new_null_array};
+use arrow::datatypes::{DataType, Field, Fields};
+
+use crate::array::get::{GetError, PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
+use crate::variant::cast::CastOptions;
+use crate::variant::types::SparkType;
 
 /// Stack that must remain before a batch starts; below it, the batch runs on a
 /// fresh segment. Variants may nest 1000 levels and every reader recurses.
@@ -103,4 +110,103 @@ pub fn shredding_error(e: ArrowError) -> DataFusionError {
         ArrowError::ComputeError(msg) => exec_datafusion_err!("{msg}"),
         e => DataFusionError::from(e),
     }
+}
+
+// ---- The `variant_get` kernel behind DataFusion: its errors as DataFusion's,
+// and the split of a typed `variant_get` into `variant_get_or_error` and
+// `raise_variant_get_error`, for the UDFs and the Parquet scan alike.
+
+/// The `variant_get` kernel on a column the reader built from leaves, under the
+/// crate's guard, with `func`'s errors.
+pub(crate) fn run_kernel(
+    func: &str,
+    column: &ArrayRef,
+    path: PathArg<'_>,
+    target: Option<&SparkType>,
+    options: CastOptions,
+) -> Result<ArrayRef> {
+    guard(func, || {
+        variant_get(column, path, target, options).map_err(|e| get_error(func, e))
+    })
+}
+
+/// The registered name of `variant_get_or_error`: `variant_get` with its
+/// conversion errors kept per row (the analyzer's split of a typed
+/// `variant_get`, `optimizer::variant_get_split`).
+pub const VARIANT_GET_OR_ERROR: &str = "variant_get_or_error";
+/// The registered name of `raise_variant_get_error`, the other half of the split.
+pub const RAISE_VARIANT_GET_ERROR: &str = "raise_variant_get_error";
+
+/// The fields of `variant_get_or_error`'s result: `{value, error}`.
+pub fn or_error_fields(value: &DataType) -> Fields {
+    Fields::from(vec![
+        Field::new("value", value.clone(), true),
+        Field::new("error", DataType::Utf8, true),
+    ])
+}
+
+/// `{value, error}` with no errors.
+pub(crate) fn without_errors(values: ArrayRef) -> Result<ArrayRef> {
+    let rows = values.len();
+    Ok(Arc::new(StructArray::try_new(
+        or_error_fields(values.data_type()),
+        vec![values, new_null_array(&DataType::Utf8, rows)],
+        None,
+    )?))
+}
+
+/// The text an error is raised with again by `raise_variant_get_error`.
+fn error_text(e: datafusion::common::DataFusionError) -> String {
+    match e {
+        datafusion::common::DataFusionError::Execution(message) => message,
+        other => other.strip_backtrace(),
+    }
+}
+
+/// `variant_get_or_error`'s kernel: `variant_get`'s strict conversion, with
+/// the error it would raise kept per row (`{value, error}`) instead of
+/// raised, so that it can be raised later, for the rows that a filter keeps.
+/// A batch without errors costs one strict pass; a batch with one is run again
+/// with `try_` semantics for the values and row by row for the errors.
+pub(crate) fn run_or_error_kernel(
+    column: &ArrayRef,
+    path: PathArg<'_>,
+    target: &SparkType,
+    tz: crate::variant::tz::SessionTz,
+) -> Result<ArrayRef> {
+    let strict = CastOptions { safe: false, tz };
+    if let Ok(values) = run_kernel(VARIANT_GET, column, path, Some(target), strict) {
+        return without_errors(values);
+    }
+    let values = run_kernel(
+        TRY_VARIANT_GET,
+        column,
+        path,
+        Some(target),
+        CastOptions { safe: true, tz },
+    )?;
+    let errors: arrow::array::StringArray = (0..column.len())
+        .map(|i| {
+            let row = column.slice(i, 1);
+            let result = match path {
+                PathArg::Column(paths) => {
+                    let paths = paths.slice(i, 1);
+                    run_kernel(
+                        VARIANT_GET,
+                        &row,
+                        PathArg::Column(&paths),
+                        Some(target),
+                        strict,
+                    )
+                }
+                path => run_kernel(VARIANT_GET, &row, path, Some(target), strict),
+            };
+            result.err().map(error_text)
+        })
+        .collect();
+    Ok(Arc::new(StructArray::try_new(
+        or_error_fields(values.data_type()),
+        vec![values, Arc::new(errors)],
+        None,
+    )?))
 }

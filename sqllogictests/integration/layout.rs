@@ -81,11 +81,9 @@ const KNOWN_CIRCLE_EDGES: &[(&str, &str)] = &[
     ("boundary", "array"),
     ("delta", "parquet"),
     ("parquet", "delta"),
-    ("parquet", "udf"),
     ("parquet", "workload"),
     ("shredding", "array"),
     ("shredding", "boundary"),
-    ("udf", "parquet"),
     ("workload", "parquet"),
 ];
 

@@ -294,6 +294,9 @@ pub(crate) async fn same_rows(
     new: datafusion::dataframe::DataFrame,
 ) -> Result<usize> {
     let comparable = |df: datafusion::dataframe::DataFrame| {
+        // Found by name in the session that reads the files: the Parquet
+        // layer does not depend on the functions' module.
+        let to_json = datafusion::execution::FunctionRegistry::udf(&df.task_ctx(), "to_json")?;
         let exprs: Vec<datafusion::prelude::Expr> = df
             .schema()
             .fields()
@@ -302,7 +305,7 @@ pub(crate) async fn same_rows(
                 let c =
                     datafusion::prelude::col(datafusion::common::Column::new_unqualified(f.name()));
                 if holds_variant(f) {
-                    crate::udf::expr_fn::to_json(c).alias(f.name())
+                    to_json.call(vec![c]).alias(f.name())
                 } else {
                     c
                 }

@@ -43,8 +43,11 @@ use datafusion::physical_expr::expressions::{Column, Literal};
 use crate::array::{encode_primitives, is_variant_type, variant_fields};
 use std::any::Any;
 
-use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
-use crate::boundary::{get_error, guard};
+use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET};
+pub(crate) use crate::boundary::{
+    RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR, or_error_fields, run_kernel,
+    run_or_error_kernel, without_errors,
+};
 use crate::config::session_tz;
 use crate::variant::cast::CastOptions;
 use crate::variant::path::{PathSegment, parse_get_path};
@@ -469,101 +472,6 @@ impl Display for ShreddedGet {
         }
         write!(f, ")")
     }
-}
-
-/// The `variant_get` kernel on a column the reader built from leaves, under the
-/// crate's guard, with `func`'s errors.
-pub(crate) fn run_kernel(
-    func: &str,
-    column: &ArrayRef,
-    path: PathArg<'_>,
-    target: Option<&SparkType>,
-    options: CastOptions,
-) -> Result<ArrayRef> {
-    guard(func, || {
-        variant_get(column, path, target, options).map_err(|e| get_error(func, e))
-    })
-}
-
-/// The registered name of `variant_get_or_error`: `variant_get` with its
-/// conversion errors kept per row (the analyzer's split of a typed
-/// `variant_get`, `optimizer::variant_get_split`).
-pub const VARIANT_GET_OR_ERROR: &str = "variant_get_or_error";
-/// The registered name of `raise_variant_get_error`, the other half of the split.
-pub const RAISE_VARIANT_GET_ERROR: &str = "raise_variant_get_error";
-
-/// The fields of `variant_get_or_error`'s result: `{value, error}`.
-pub fn or_error_fields(value: &DataType) -> Fields {
-    Fields::from(vec![
-        Field::new("value", value.clone(), true),
-        Field::new("error", DataType::Utf8, true),
-    ])
-}
-
-/// `{value, error}` with no errors.
-fn without_errors(values: ArrayRef) -> Result<ArrayRef> {
-    let rows = values.len();
-    Ok(Arc::new(StructArray::try_new(
-        or_error_fields(values.data_type()),
-        vec![values, new_null_array(&DataType::Utf8, rows)],
-        None,
-    )?))
-}
-
-/// The text an error is raised with again by `raise_variant_get_error`.
-fn error_text(e: datafusion::common::DataFusionError) -> String {
-    match e {
-        datafusion::common::DataFusionError::Execution(message) => message,
-        other => other.strip_backtrace(),
-    }
-}
-
-/// `variant_get_or_error`'s kernel: `variant_get`'s strict conversion, with
-/// the error it would raise kept per row (`{value, error}`) instead of
-/// raised, so that it can be raised later, for the rows that a filter keeps.
-/// A batch without errors costs one strict pass; a batch with one is run again
-/// with `try_` semantics for the values and row by row for the errors.
-pub(crate) fn run_or_error_kernel(
-    column: &ArrayRef,
-    path: PathArg<'_>,
-    target: &SparkType,
-    tz: crate::variant::tz::SessionTz,
-) -> Result<ArrayRef> {
-    let strict = CastOptions { safe: false, tz };
-    if let Ok(values) = run_kernel(VARIANT_GET, column, path, Some(target), strict) {
-        return without_errors(values);
-    }
-    let values = run_kernel(
-        TRY_VARIANT_GET,
-        column,
-        path,
-        Some(target),
-        CastOptions { safe: true, tz },
-    )?;
-    let errors: arrow::array::StringArray = (0..column.len())
-        .map(|i| {
-            let row = column.slice(i, 1);
-            let result = match path {
-                PathArg::Column(paths) => {
-                    let paths = paths.slice(i, 1);
-                    run_kernel(
-                        VARIANT_GET,
-                        &row,
-                        PathArg::Column(&paths),
-                        Some(target),
-                        strict,
-                    )
-                }
-                path => run_kernel(VARIANT_GET, &row, path, Some(target), strict),
-            };
-            result.err().map(error_text)
-        })
-        .collect();
-    Ok(Arc::new(StructArray::try_new(
-        or_error_fields(values.data_type()),
-        vec![values, Arc::new(errors)],
-        None,
-    )?))
 }
 
 fn evaluate_opt(

@@ -23,7 +23,7 @@ use super::common::{
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET, variant_get};
 use crate::array::{variant_data_type, variant_field};
 use crate::boundary::get_error;
-use crate::parquet::shredded_get::{
+use crate::boundary::{
     RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR, or_error_fields, run_or_error_kernel,
 };
 use crate::variant::cast::CastOptions;
