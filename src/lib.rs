@@ -52,6 +52,7 @@ pub mod parquet;
 pub mod shredding;
 pub mod spark;
 pub mod sql;
+pub mod tables;
 pub mod udaf;
 pub mod udf;
 pub mod variant;
@@ -120,7 +121,7 @@ fn functions_over(
 /// before this call is replaced (DataFusion 55's builder does not show it), so
 /// set such a list after it, with ours first.
 pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
-    let reshred = parquet::reshred::variant_reshred_udf(builder.runtime_env().clone());
+    let reshred = tables::variant_reshred_udf(builder.runtime_env().clone());
     let functions = builder.scalar_functions().get_or_insert_with(Vec::new);
     // Wrapping DataFusion's functions, or those the builder already holds.
     let (scalars, aggregates) = functions_over(&|name| {
@@ -142,10 +143,7 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     #[cfg(feature = "delta")]
     table_functions.extend(delta::table_functions());
     table_functions.extend(udf::table_functions());
-    table_functions.push(Arc::new(datafusion::catalog::TableFunction::new(
-        workload::VARIANT_WORKLOAD.to_string(),
-        Arc::new(workload::VariantWorkload),
-    )));
+    table_functions.extend(tables::table_functions());
     builder
         .table_functions()
         .get_or_insert_with(Default::default)

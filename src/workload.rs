@@ -36,11 +36,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{Result, exec_datafusion_err, plan_datafusion_err};
-use datafusion::datasource::MemTable;
 use serde_json::{Value, json};
 
 /// How one extraction read one file.
@@ -397,42 +394,6 @@ pub fn log_dir(options: &datafusion::config::ConfigOptions) -> Option<std::path:
         .map(|o| o.workload_log.trim().to_string())
         .filter(|d| !d.is_empty())
         .map(std::path::PathBuf::from)
-}
-
-impl TableFunctionImpl for VariantWorkload {
-    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let arg = crate::fs::path_argument(VARIANT_WORKLOAD, args.exprs())?;
-        let session = args.session();
-        let files = crate::parquet::paths::table_file_keys(session, VARIANT_WORKLOAD, &arg)?;
-        let log = session.config().get_extension::<WorkloadLog>();
-        let dir = log_dir(session.config_options());
-        let rows = summarize(log.as_deref(), dir.as_deref(), &files)?;
-        let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r.column.as_str()),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r.path.as_str()),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r.target.to_ascii_uppercase()),
-            )),
-            Arc::new(Int64Array::from_iter_values(
-                rows.iter().map(|r| r.file_scans as i64),
-            )),
-        ];
-        for i in 0..Outcome::ALL.len() {
-            columns.push(Arc::new(Int64Array::from_iter_values(
-                rows.iter().map(|r| r.outcomes[i] as i64),
-            )));
-        }
-        columns.push(Arc::new(Int64Array::from_iter_values(
-            rows.iter().map(|r| r.bytes_read as i64),
-        )));
-        let schema = variant_workload_schema();
-        let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
-        Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
-    }
 }
 
 #[cfg(test)]

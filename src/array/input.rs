@@ -11,7 +11,7 @@ use crate::variant::storage::BinaryColumn;
 /// Row access to a Variant column given in any legal physical form: Binary,
 /// LargeBinary or BinaryView children (dictionary-encoded metadata too), fields in
 /// any order, unshredded or shredded (shredded columns are reassembled into the
-/// binary form first, following `docs/variant-spec.md` §10.8; see `shredding/unshred.rs` for what is
+/// binary form first, following `docs/variant-spec.md` §10.8; see `variant/unshred.rs` for what is
 /// rejected and what is read leniently).
 #[derive(Debug, Clone)]
 pub struct VariantInput {
@@ -51,7 +51,7 @@ impl VariantInput {
             .ok_or_else(|| ArrowError::InvalidArgumentError("variant has no metadata".into()))?;
         let metadata = BinaryColumn::try_new(metadata, "metadata")?;
         let nulls = st.logical_nulls();
-        let value = crate::shredding::unshred::unshred(st, &metadata, nulls.as_ref())?;
+        let value = crate::variant::unshred::unshred(st, &metadata, nulls.as_ref())?;
         Ok(Self {
             metadata,
             value: Some(BinaryColumn::View(value)),

@@ -8,7 +8,7 @@ pub mod from_arrow;
 pub mod get;
 mod input;
 
-pub(crate) use crate::shredding::unshred::encode_primitives;
+pub(crate) use crate::variant::unshred::encode_primitives;
 pub use input::VariantInput;
 
 pub use crate::variant::encoding::{EMPTY_METADATA, VARIANT_NULL};

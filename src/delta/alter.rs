@@ -60,8 +60,9 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 use serde_json::{Value, json};
 
 use super::log::{TableSnapshot, load_snapshot, store_path};
+use super::log::{blocking, store_for};
 use super::schema::schema_string;
-use super::table::{DeltaTable, blocking, store_for};
+use super::table::DeltaTable;
 use super::write::{canonical_property, commit_alteration};
 use crate::parquet::reshred::holds_variant;
 

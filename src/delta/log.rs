@@ -14,7 +14,11 @@ use std::sync::Arc;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, SchemaRef};
-use datafusion::common::{DataFusionError, Result, exec_datafusion_err, plan_err};
+use datafusion::catalog::Session;
+use datafusion::common::{
+    DataFusionError, Result, exec_datafusion_err, plan_datafusion_err, plan_err,
+};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
 use delta_kernel::engine::arrow_data::ArrowEngineData;
@@ -472,6 +476,25 @@ fn deleted_rows(
     rows.sort_unstable();
     rows.dedup();
     Ok(DeletedRows(rows))
+}
+
+/// The object store URL (scheme and authority) of a table URL.
+pub fn object_store_url(url: &Url) -> Result<ObjectStoreUrl> {
+    ObjectStoreUrl::parse(&url[..url::Position::BeforePath])
+}
+
+/// DataFusion's object store for `url`.
+pub fn store_for(state: &dyn Session, url: &Url) -> Result<Arc<dyn ObjectStore>> {
+    state.runtime_env().object_store(object_store_url(url)?)
+}
+
+/// Runs the blocking kernel call `f` off the async runtime.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| plan_datafusion_err!("the Delta log reader failed: {e}"))?
 }
 
 #[cfg(test)]

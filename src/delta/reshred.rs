@@ -20,8 +20,8 @@ use datafusion::common::{Result, plan_err};
 use datafusion::config::ConfigOptions;
 use serde_json::json;
 
+use super::log::{blocking, store_for};
 use super::log::{load_snapshot, table_exists, table_url};
-use super::table::{blocking, store_for};
 use super::write::{commit_alteration, now_millis, rewrite_files};
 use crate::config::ShreddingMode;
 use crate::parquet::reshred::{ReshredReport, VARIANT_RESHRED};

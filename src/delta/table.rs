@@ -36,7 +36,10 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use url::Url;
 
-use super::log::{LogFile, TableSnapshot, load_snapshot, store_path, table_exists, table_url};
+use super::log::{
+    LogFile, TableSnapshot, blocking, load_snapshot, object_store_url, store_for, store_path,
+    table_exists, table_url,
+};
 use super::stats::bounds_of_stats;
 use super::write::{DeltaSink, NewTable};
 use crate::parquet::PathBounds;
@@ -49,25 +52,6 @@ pub struct DeltaTable {
     /// `Some`: time travel to this version; `None`: the latest at each scan.
     pinned: Option<u64>,
     snapshot: Arc<TableSnapshot>,
-}
-
-/// The object store URL (scheme and authority) of a table URL.
-pub fn object_store_url(url: &Url) -> Result<ObjectStoreUrl> {
-    ObjectStoreUrl::parse(&url[..url::Position::BeforePath])
-}
-
-/// DataFusion's object store for `url`.
-pub fn store_for(state: &dyn Session, url: &Url) -> Result<Arc<dyn ObjectStore>> {
-    state.runtime_env().object_store(object_store_url(url)?)
-}
-
-/// Runs the blocking kernel call `f` off the async runtime.
-pub async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| plan_datafusion_err!("the Delta log reader failed: {e}"))?
 }
 
 impl DeltaTable {

@@ -38,10 +38,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use url::Url;
 
-use super::log::{TableSnapshot, load_snapshot, store_path, table_exists};
+use super::log::{
+    TableSnapshot, blocking, load_snapshot, object_store_url, store_for, store_path, table_exists,
+};
 use super::schema::{schema_string, writable_type};
 use super::stats::file_stats;
-use super::table::blocking;
 use crate::array::is_variant_field;
 use crate::config::{ShreddingMode, VariantOptions};
 use crate::parquet::{FilePlan, WrittenFile, check_written_variants, write_file};
@@ -449,7 +450,7 @@ impl DataSink for DeltaSink {
     ) -> Result<u64> {
         let store = context
             .runtime_env()
-            .object_store(super::table::object_store_url(&self.url)?)?;
+            .object_store(object_store_url(&self.url)?)?;
         let url = self.url.clone();
         let exists = table_exists(&store, &url).await?;
         let (table, new) = if exists {
@@ -684,7 +685,7 @@ pub(crate) async fn rewrite_files(
     mode: ShreddingMode,
 ) -> Result<Rewritten> {
     let state = ctx.state();
-    let store = super::table::store_for(&state, &t.url)?;
+    let store = store_for(&state, &t.url)?;
     let options = state
         .config()
         .options()

@@ -43,7 +43,6 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{Result, plan_datafusion_err, plan_err};
 use datafusion::datasource::MemTable;
 use parquet::arrow::ArrowWriter;
@@ -52,7 +51,7 @@ use parquet::file::properties::WriterProperties;
 use parquet_variant::Variant;
 
 use super::inspect::typed_value_ddl;
-use super::paths::{ShreddedNode, files_of, for_each_sampled_row, read_footer};
+use super::paths::{ShreddedNode, for_each_sampled_row, read_footer};
 use crate::array::VariantColumnBuilder;
 use crate::shredding::{shred, typed_value_from_ddl};
 use crate::variant::path::{PathSegment, parse_path, path_to_string};
@@ -776,13 +775,16 @@ fn session_decisions(
     })
 }
 
-impl TableFunctionImpl for VariantShreddingAdvice {
-    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let arg = crate::fs::path_argument(VARIANT_SHREDDING_ADVICE, args.exprs())?;
-        let session = args.session();
-        let files = files_of(session, VARIANT_SHREDDING_ADVICE, &arg)?;
-        let keys = super::paths::table_file_keys(session, VARIANT_SHREDDING_ADVICE, &arg)?;
-        let rows = session_decisions(session, &arg, &files, &keys)?;
-        Ok(Arc::new(rows_table(&rows)?))
-    }
+/// The advice table for `files` (`keys`: their canonical paths), named `name`
+/// in its messages, with the session's log and sampling settings.
+///
+/// # Errors
+/// As listed in the module docs.
+pub(crate) fn session_table(
+    session: &dyn datafusion::catalog::Session,
+    name: &str,
+    files: &[PathBuf],
+    keys: &[String],
+) -> Result<MemTable> {
+    rows_table(&session_decisions(session, name, files, keys)?)
 }

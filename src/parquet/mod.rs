@@ -11,7 +11,7 @@
 //! cannot cast between those structs, so the `VariantGetPushdown` rule ([`crate::optimizer`]) gives every
 //! Parquet scan a [`VariantExprAdapterFactory`]: per file, a reference to such a
 //! column becomes [`ReassembleVariant`], which rebuilds the binary form from that
-//! file's layout (our spec reconstruction in `shredding/unshred.rs`).
+//! file's layout (our spec reconstruction in `variant/unshred.rs`).
 //!
 //! ```text
 //! DataSourceExec: file_groups=..., projection=[v]      (per file, in the opener)
@@ -87,21 +87,11 @@ use std::sync::Arc;
 
 use datafusion::catalog::TableFunction;
 
-/// The table functions of this module (`variant_shredding_schema`,
-/// `variant_paths`).
+/// The table functions of this module (`variant_shredding_schema`; those
+/// that take a table by name are [`crate::tables`]').
 pub fn table_functions() -> Vec<Arc<TableFunction>> {
-    vec![
-        Arc::new(TableFunction::new(
-            inspect::VARIANT_SHREDDING_SCHEMA.to_string(),
-            Arc::new(inspect::VariantShreddingSchema),
-        )),
-        Arc::new(TableFunction::new(
-            paths::VARIANT_PATHS.to_string(),
-            Arc::new(paths::VariantPaths),
-        )),
-        Arc::new(TableFunction::new(
-            advice::VARIANT_SHREDDING_ADVICE.to_string(),
-            Arc::new(advice::VariantShreddingAdvice),
-        )),
-    ]
+    vec![Arc::new(TableFunction::new(
+        inspect::VARIANT_SHREDDING_SCHEMA.to_string(),
+        Arc::new(inspect::VariantShreddingSchema),
+    ))]
 }

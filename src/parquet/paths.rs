@@ -43,10 +43,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
 use datafusion::datasource::MemTable;
-use datafusion::datasource::listing::ListingTable;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -399,119 +397,6 @@ impl PathSummary {
     }
 }
 
-/// The files a `function(path or table)` argument names, as the workload log
-/// keys them: absolute, symbolic links resolved.
-///
-/// # Errors
-/// When the argument names no table and no readable file.
-pub(crate) fn table_file_keys(
-    session: &dyn Session,
-    function: &str,
-    arg: &str,
-) -> Result<Vec<String>> {
-    files_of(session, function, arg)?
-        .into_iter()
-        .map(|p| {
-            std::fs::canonicalize(&p)
-                .map(|c| c.to_string_lossy().into_owned())
-                .map_err(|e| plan_datafusion_err!("{function}: {}: {e}", p.display()))
-        })
-        .collect()
-}
-
-/// The local Parquet files a `variant_paths` argument names.
-pub(crate) fn files_of(session: &dyn Session, function: &str, arg: &str) -> Result<Vec<PathBuf>> {
-    if let Some(files) = table_files(session, function, arg)? {
-        return Ok(files);
-    }
-    #[cfg(feature = "delta")]
-    {
-        let dir = std::path::Path::new(arg.strip_prefix("file://").unwrap_or(arg));
-        if dir.join("_delta_log").is_dir() {
-            let table = crate::delta::DeltaTable::open_blocking(session, arg, None)?;
-            return delta_files(function, &table);
-        }
-    }
-    Ok(files::resolve(function, arg)?
-        .into_iter()
-        .map(|f| f.path)
-        .collect())
-}
-
-#[cfg(feature = "delta")]
-fn delta_files(function: &str, table: &crate::delta::DeltaTable) -> Result<Vec<PathBuf>> {
-    let snapshot = table.snapshot();
-    snapshot
-        .files
-        .iter()
-        .map(|f| {
-            snapshot
-                .url
-                .join(&f.path)
-                .ok()
-                .and_then(|u| u.to_file_path().ok())
-                .ok_or_else(|| {
-                    plan_datafusion_err!(
-                        "{function}: the Delta file {} is not on the local file system",
-                        f.path
-                    )
-                })
-        })
-        .collect()
-}
-
-/// The files of a registered table named `name`, if there is one.
-fn table_files(session: &dyn Session, function: &str, name: &str) -> Result<Option<Vec<PathBuf>>> {
-    let Some(state) = session
-        .as_any()
-        .downcast_ref::<datafusion::execution::SessionState>()
-    else {
-        return Ok(None);
-    };
-    let reference = datafusion::common::TableReference::parse_str(name).resolve(
-        &state.config_options().catalog.default_catalog,
-        &state.config_options().catalog.default_schema,
-    );
-    let Some(schema) = state
-        .catalog_list()
-        .catalog(&reference.catalog)
-        .and_then(|c| c.schema(&reference.schema))
-    else {
-        return Ok(None);
-    };
-    if !schema.table_exist(&reference.table) {
-        return Ok(None);
-    }
-    // In-memory catalogs answer at once.
-    let table = futures::executor::block_on(schema.table(&reference.table))?;
-    let Some(table) = table else {
-        return Ok(None);
-    };
-    if let Some(listing) = table.downcast_ref::<ListingTable>() {
-        let mut out = Vec::new();
-        for url in listing.table_paths() {
-            let location = format!("/{}", url.prefix());
-            let pattern = match url.get_glob() {
-                Some(glob) => format!("{}/{}", location.trim_end_matches('/'), glob.as_str()),
-                None => location,
-            };
-            out.extend(
-                files::resolve(function, &pattern)?
-                    .into_iter()
-                    .map(|f| f.path),
-            );
-        }
-        return Ok(Some(out));
-    }
-    #[cfg(feature = "delta")]
-    if let Some(delta) = table.downcast_ref::<crate::delta::DeltaTable>() {
-        return delta_files(function, delta).map(Some);
-    }
-    plan_err!(
-        "{function}: table '{name}' is not over Parquet files or a Delta table (its paths are known only to its data)"
-    )
-}
-
 /// Reads one file's footer: its row groups and shredded nodes.
 pub(crate) fn read_footer(
     path: &std::path::Path,
@@ -841,7 +726,9 @@ impl VariantPaths {
 }
 
 /// The arguments: the path or table, and the optional number of rows to sample.
-fn arguments(exprs: &[datafusion::logical_expr::Expr]) -> Result<(String, Option<usize>)> {
+pub(crate) fn arguments(
+    exprs: &[datafusion::logical_expr::Expr],
+) -> Result<(String, Option<usize>)> {
     use datafusion::logical_expr::Expr;
     match exprs {
         [path] => Ok((
@@ -875,14 +762,6 @@ fn arguments(exprs: &[datafusion::logical_expr::Expr]) -> Result<(String, Option
             "{VARIANT_PATHS} expects a path or table and an optional sample size, got {} arguments",
             exprs.len()
         ),
-    }
-}
-
-impl TableFunctionImpl for VariantPaths {
-    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let (arg, sample) = arguments(args.exprs())?;
-        let paths = files_of(args.session(), VARIANT_PATHS, &arg)?;
-        Ok(Arc::new(self.table_of_files(&paths, sample)?))
     }
 }
 

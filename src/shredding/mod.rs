@@ -1,12 +1,10 @@
 //! Shredding Variant columns for Parquet: choosing a shredding schema from the
-//! data ([`infer`]) or from a DDL string ([`ddl`]), splitting values into typed
-//! columns ([`shred()`]), and reassembling them (`unshred.rs`), over one table of
-//! the shredded types that both sides use ([`layout`]).
+//! data ([`infer`]) or from a DDL string ([`ddl`]) and splitting values into typed
+//! columns ([`shred()`]), over the table of shredded types that the reassembly
+//! in [`crate::variant`] shares ([`crate::variant::shredded`]).
 //!
 //! The functions return Arrow errors; DataFusion errors are made where they are
-//! called (`boundary::shredding_error`). `layout` and `unshred` depend only on
-//! [`crate::variant`] (the Arrow kernels of [`crate::array`] read shredded input
-//! through `unshred`); `infer`, `ddl` and `shred` sit above [`crate::array`].
+//! called (`boundary::shredding_error`). The module sits above [`crate::array`].
 
 use arrow::error::ArrowError;
 
@@ -26,10 +24,8 @@ macro_rules! shred_plan_err {
 
 pub mod ddl;
 pub mod infer;
-pub mod layout;
 mod rows;
 pub mod shred;
-pub(crate) mod unshred;
 
 pub use ddl::typed_value_from_ddl;
 pub use infer::{ShreddingOptions, infer_typed_value};

@@ -84,9 +84,9 @@ use chrono::Timelike;
 use parquet_variant::Variant;
 
 use super::Result;
-use super::layout::ShreddedPrimitive;
 use super::rows::{Container, RowReader, basic_type, corrupt, field_name, primitive, write_object};
 use crate::array::{EMPTY_METADATA, VariantInput};
+use crate::variant::shredded::ShreddedPrimitive;
 
 /// Deepest `typed_value` type accepted by [`shred`].
 const MAX_TYPED_DEPTH: usize = 128;

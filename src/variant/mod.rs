@@ -1,6 +1,9 @@
 //! Spark semantics over arrow-rs `parquet-variant` values, on top of the byte
 //! encoding ([`encoding`]). Nothing in this module depends on DataFusion, nor on
-//! the Arrow kernels (`array/`), which build on it.
+//! the Arrow kernels (`array/`), which build on it. The shredded form of the
+//! spec is here too: its table of typed columns ([`shredded`]) and its
+//! reassembly into the binary form (`unshred.rs`), which the kernels read
+//! shredded input through; the shredder itself is [`crate::shredding`].
 
 pub mod calendar;
 pub mod cast;
@@ -12,9 +15,11 @@ pub mod mutate;
 pub mod path;
 pub mod raw;
 pub mod schema;
+pub mod shredded;
 pub mod storage;
 pub mod types;
 pub mod tz;
+pub(crate) mod unshred;
 pub mod validate;
 
 /// The longest input text an error message quotes, in characters.

@@ -1,7 +1,7 @@
 //! The one table of shredded primitive types: which Arrow type a `typed_value`
 //! column may have, and which Variant type it stands for (the spec's shredding
-//! table). The shredder ([`super::shred()`]) and the unshredder
-//! (`unshred.rs`) both read it, so a type is accepted on one side exactly
+//! table). The shredder ([`crate::shredding::shred()`]) and the
+//! unshredder (`unshred.rs`) both read it, so a type is accepted on one side exactly
 //! when the other side knows it.
 //!
 //! | Arrow `typed_value` | Variant type | we write it |

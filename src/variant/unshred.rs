@@ -41,7 +41,7 @@ use arrow::error::ArrowError;
 use std::cell::Cell;
 use std::collections::HashMap;
 
-use super::layout::{DecimalWidth, ShreddedPrimitive};
+use super::shredded::{DecimalWidth, ShreddedPrimitive};
 use crate::variant::encoding::{self, value_len};
 use crate::variant::storage::BinaryColumn;
 use crate::variant::validate::check_metadata_into;
