@@ -132,7 +132,7 @@ struct Inputs {
 fn inputs() -> Inputs {
     let json = events(ROWS);
     let variants = invoke(
-        &df_variant::udf::parse_json_udf(),
+        &df_variant::functions::parse_json_udf(),
         &[ColumnarValue::Array(Arc::clone(&json))],
         ROWS,
     );
@@ -141,7 +141,7 @@ fn inputs() -> Inputs {
 
 fn ours_parse(i: &Inputs) -> ArrayRef {
     invoke(
-        &df_variant::udf::parse_json_udf(),
+        &df_variant::functions::parse_json_udf(),
         &[ColumnarValue::Array(Arc::clone(&i.json))],
         ROWS,
     )
@@ -155,7 +155,7 @@ fn arrow_parse(i: &Inputs) -> ArrayRef {
 
 fn ours_get_string(i: &Inputs) -> ArrayRef {
     invoke(
-        &df_variant::udf::variant_get_udf(),
+        &df_variant::functions::variant_get_udf(),
         &[
             ColumnarValue::Array(Arc::clone(&i.variants)),
             lit("$.type"),
@@ -173,7 +173,7 @@ fn arrow_get_string(i: &Inputs) -> ArrayRef {
 
 fn ours_get_variant(i: &Inputs) -> ArrayRef {
     invoke(
-        &df_variant::udf::variant_get_udf(),
+        &df_variant::functions::variant_get_udf(),
         &[ColumnarValue::Array(Arc::clone(&i.variants)), lit("$.user")],
         ROWS,
     )

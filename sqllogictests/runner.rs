@@ -233,7 +233,7 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
     let partitions = partitions();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
-        .with_option_extension(df_variant::config::VariantOptions::default());
+        .with_option_extension(df_variant::VariantOptions::default());
     // Settings read when the context is created.
     let spark = file.spark();
     if spark && let Err(e) = config.options_mut().set("variant.spark_functions", "true") {

@@ -15,7 +15,7 @@
 //! | node | carries |
 //! |---|---|
 //! | [`VariantScanExec`] | the pushdown switch, the pruning predicates, each file's [`PathBounds`] and access plan (the rows a Delta deletion vector keeps); on decode the adapter and the footer guard go back on its scan |
-//! | [`ReadJsonVariantExec`] | files, byte ranges per partition, parse options |
+//! | `ReadJsonVariantExec` | files, byte ranges per partition, parse options |
 //! | `DataSinkExec` + [`VariantParquetSink`] | the Parquet sink's configuration, the shredding mode and settings, the sort order |
 //! | `DataSinkExec` + `DeltaSink` | table URL, schema, the table to create, the sort order |
 //! | `StringGroupCountExec` ([`crate::accel`]) | the group expression and the output schema |

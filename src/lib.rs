@@ -8,7 +8,9 @@
 //! - [`register_all`] registers every function on a [`FunctionRegistry`];
 //!   [`with_variant`] adds functions, the `VARIANT` type, casts and plan checks to
 //!   a [`SessionStateBuilder`]; [`variant_context`] is a ready [`SessionContext`].
-//! - [`udf::functions`] / [`udaf::functions`]: the one list of functions.
+//! - [`functions`]: every function as a shared UDF, and the lists registered;
+//!   [`expr_fn`]: `Expr` builders for DataFrame users.
+//! - [`VariantOptions`]: the `variant.*` settings (`SET variant.shredding = ...`).
 //! - [`variant`]: Spark semantics over `parquet-variant` values (JSON, paths, casts,
 //!   schemas, formatting), independent of DataFusion.
 //! - [`array`](mod@array): Variant columns in Arrow.
@@ -31,10 +33,10 @@
 pub mod accel;
 pub mod array;
 mod boundary;
-pub mod catalog;
+mod catalog;
 #[cfg(feature = "proto")]
 pub mod codec;
-pub mod config;
+mod config;
 #[cfg(feature = "delta")]
 pub mod delta;
 // The Bluesky event generator of the demo, the benches and the JSONBench
@@ -45,21 +47,50 @@ pub mod demo;
 #[cfg(feature = "distributed")]
 pub mod distributed;
 pub(crate) mod fs;
-pub mod ingest;
-pub mod memtable;
+mod ingest;
+mod memtable;
 pub mod optimizer;
 pub mod parquet;
 pub mod shredding;
-pub mod spark;
+mod spark;
 pub mod sql;
-pub mod tables;
-pub mod udaf;
-pub mod udf;
+mod tables;
+mod udaf;
+mod udf;
 pub mod variant;
-pub mod workload;
+mod workload;
 
 pub use boundary::{DECODER_PANIC_MESSAGE, PANIC_MESSAGE, guard};
+pub use catalog::{VariantCatalog, VariantCatalogList, VariantSchema};
+pub use config::{
+    ByteSize, DEFAULT_SCAN_CACHE_BYTES, ShreddingMode, ShreddingSchema, ShreddingSetting,
+    VariantOptions, session_tz,
+};
+pub use ingest::{
+    READ_JSON_VARIANT, ReadJsonVariant, TRY_READ_JSON_VARIANT, read_json_variant_schema,
+};
+pub use memtable::{ShreddedMemTable, ShreddedMemoryExec};
+pub use spark::{
+    AVAILABLE as SPARK_FUNCTIONS_AVAILABLE, register_spark_functions, with_spark_functions,
+};
+pub use tables::{VARIANT_RESHRED, VariantReshred, variant_reshred_udf};
 pub use udf::common::for_each_variant;
+pub use workload::{ExtractionRead, Outcome, WorkloadLog};
+
+/// Every function of the crate, each as a shared UDF, and the lists
+/// [`register_all`] and [`with_variant`] register.
+pub mod functions {
+    pub use crate::udaf::{functions as aggregate_functions, schema_of_variant_agg_udaf};
+    pub use crate::udf::coerce::{coercing_functions, coercing_functions_over, unwrapped};
+    pub use crate::udf::{functions as scalar_functions, table_functions, *};
+}
+
+/// [`Expr`](datafusion::logical_expr::Expr) builders for DataFrame users: one
+/// per function of the crate.
+pub mod expr_fn {
+    pub use crate::udaf::expr_fn::*;
+    pub use crate::udf::expr_fn::*;
+}
 
 use std::sync::Arc;
 
@@ -109,7 +140,7 @@ fn functions_over(
 /// (`sqllogictests/integration/boundary.rs` holds that). Speedups of plain
 /// plans are opt-in: [`accel::with_accelerations`].
 ///
-/// Its catalog ([`catalog`]) keeps in-memory tables with VARIANT columns
+/// Its catalog ([`VariantCatalogList`]) keeps in-memory tables with VARIANT columns
 /// shredded (`CREATE TABLE ... AS` through `ctx.sql` too), wrapping the
 /// builder's catalog list or DataFusion's.
 ///

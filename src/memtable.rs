@@ -278,7 +278,7 @@ impl ShreddedMemTable {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> datafusion::error::Result<()> {
-    /// use df_variant::memtable::ShreddedMemTable;
+    /// use df_variant::ShreddedMemTable;
     /// let ctx = df_variant::variant_context();
     /// // DataFusion's own `ctx.sql`: the session's catalog keeps the table.
     /// ctx.sql(r#"CREATE TABLE m AS SELECT parse_json('{"a": 1, "b": "x"}') AS v"#)

@@ -187,7 +187,7 @@ fn functions(plan: &LogicalPlan) -> Vec<String> {
             e.apply(|e| {
                 match e {
                     Expr::ScalarFunction(call) => {
-                        let f = df_variant::udf::coerce::unwrapped(&call.func);
+                        let f = df_variant::functions::unwrapped(&call.func);
                         found.push(format!(
                             "{}: {}",
                             f.name(),

@@ -13,7 +13,7 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use df_variant::array::{variant_extension_metadata, variant_fields};
-use df_variant::delta::stats::decode_path_values;
+use df_variant::delta::decode_path_values;
 use df_variant::variant_context;
 use serde_json::Value;
 

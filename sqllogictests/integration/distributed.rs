@@ -462,7 +462,7 @@ async fn variant_settings_reach_the_workers() -> Result<()> {
     let spark = || {
         let mut config = SessionConfig::new()
             .with_target_partitions(2)
-            .with_option_extension(df_variant::config::VariantOptions::default());
+            .with_option_extension(df_variant::VariantOptions::default());
         config
             .options_mut()
             .set("variant.spark_functions", "true")

@@ -324,7 +324,7 @@ fn run(rounds: usize, seed: u64) -> (usize, usize) {
             let texts: ArrayRef = Arc::new(StringArray::from(std::mem::take(&mut batch_texts)));
             for row in 0..column.len() {
                 let one = ColumnarValue::Array(column.slice(row, 1));
-                for udf in df_variant::udf::functions() {
+                for udf in df_variant::functions::scalar_functions() {
                     match udf.name() {
                         "variant_get" | "try_variant_get" => {
                             for (p, ty) in

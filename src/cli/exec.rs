@@ -42,7 +42,7 @@ impl Session {
     pub fn new(args: &Args) -> Self {
         let mut config = SessionConfig::new()
             .with_information_schema(true)
-            .with_option_extension(df_variant::config::VariantOptions::default());
+            .with_option_extension(df_variant::VariantOptions::default());
         if let Some(p) = args.partitions {
             config = config.with_target_partitions(p.max(1));
         }
@@ -83,7 +83,7 @@ impl Session {
             quiet: args.quiet,
             maxrows: args.maxrows,
             progress: std::io::stderr().is_terminal(),
-            spark: std::cell::Cell::new(args.spark && df_variant::spark::AVAILABLE),
+            spark: std::cell::Cell::new(args.spark && df_variant::SPARK_FUNCTIONS_AVAILABLE),
         }
     }
 
@@ -96,10 +96,10 @@ impl Session {
             .config()
             .options()
             .extensions
-            .get::<df_variant::config::VariantOptions>()
+            .get::<df_variant::VariantOptions>()
             .is_some_and(|o| o.spark_functions);
         if wanted && !self.spark.get() {
-            df_variant::spark::register_spark_functions(&self.ctx)?;
+            df_variant::register_spark_functions(&self.ctx)?;
             self.spark.set(true);
         }
         Ok(())
@@ -266,7 +266,7 @@ impl Session {
     }
 
     fn session_tz(&self) -> Result<SessionTz> {
-        df_variant::config::session_tz(self.ctx.state_ref().read().config().options())
+        df_variant::session_tz(self.ctx.state_ref().read().config().options())
     }
 }
 

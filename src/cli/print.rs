@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result};
 
-use df_variant::udf::each_json;
+use df_variant::functions::each_json;
 
 use df_variant::array::from_arrow::{ToVariantMode, array_to_variant};
 use df_variant::array::is_variant_field;

@@ -2,21 +2,21 @@
 //!
 //! - **Read**: `CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '...'`
 //!   (`OPTIONS ('version' 'N')` for time travel) or `delta_scan('...' [, N])`.
-//!   `delta_kernel` replays the log ([`log`]); the data files are read by
+//!   `delta_kernel` replays the log (`log.rs`); the data files are read by
 //!   DataFusion's Parquet scan with this crate's Variant support, so shredded
 //!   files, extraction pushdown and row-group/page pruning work as for Parquet
-//!   tables ([`table`]). Tables with `variantType`, `variantShredding` (and their
+//!   tables ([`DeltaTable`]). Tables with `variantType`, `variantShredding` (and their
 //!   `-preview` names) are read; reader features whose data files we would read
 //!   wrongly (deletion vectors, column mapping, ...) are refused by name.
 //! - **File skipping**: per-path Variant `minValues`/`maxValues` of `add.stats`
-//!   ([`stats`]) skip whole files for predicates on extractions, footers unread;
+//!   ([`decode_path_values`] reads them) skip whole files for predicates on extractions, footers unread;
 //!   `EXPLAIN ANALYZE` shows `files_pruned`.
 //! - **Describe**: `delta_table_info('...' [, N])` gives the protocol, features,
-//!   properties, files and Variant columns from the log alone ([`info`]), also
+//!   properties, files and Variant columns from the log alone (`info.rs`), also
 //!   for tables we refuse to read (with the reason).
 //! - **Write**: `INSERT INTO` a Delta table, `COPY (...) TO '...' STORED AS DELTA`
 //!   (creates or appends), and `CREATE EXTERNAL TABLE` with declared columns at
-//!   an empty location (creates an empty table) ([`write`](mod@write), [`format`](mod@format)).
+//!   an empty location (creates an empty table) ([`DeltaSink`], [`DeltaFormat`]).
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::common::Result<()> {
@@ -29,20 +29,21 @@
 //! ```
 
 pub mod alter;
-pub mod format;
-pub mod info;
-pub mod log;
-pub mod reshred;
-pub mod schema;
-pub mod stats;
-pub mod table;
-pub mod write;
+pub(crate) mod format;
+pub(crate) mod info;
+pub(crate) mod log;
+pub(crate) mod reshred;
+pub(crate) mod schema;
+pub(crate) mod stats;
+pub(crate) mod table;
+pub(crate) mod write;
 
 use std::sync::Arc;
 
 use datafusion::catalog::TableFunction;
 
 pub use format::{DeltaFormat, DeltaFormatFactory};
+pub use stats::decode_path_values;
 pub use table::{DeltaScan, DeltaTable, DeltaTableFactory};
 pub use write::{DeltaSink, NewTable};
 

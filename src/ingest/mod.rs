@@ -61,8 +61,8 @@
 
 mod exec;
 use crate::fs as files;
-pub mod reader;
-pub mod split;
+pub(crate) mod reader;
+pub(crate) mod split;
 
 use std::sync::Arc;
 
@@ -71,7 +71,9 @@ use datafusion::common::Result;
 
 use crate::variant::json::JsonParseOptions;
 
-pub use exec::{JsonVariantTable, ReadJsonVariantExec, read_json_variant_schema};
+#[cfg(feature = "proto")]
+pub(crate) use exec::ReadJsonVariantExec;
+pub use exec::{JsonVariantTable, read_json_variant_schema};
 
 /// Name of the strict table function.
 pub const READ_JSON_VARIANT: &str = "read_json_variant";

@@ -12,7 +12,7 @@
 //! 4. [`VariantGetPushdown`] (physical): gives the scan our per-file adapter and
 //!    wraps it in a [`crate::parquet::VariantScanExec`] with the filter's
 //!    extraction predicates.
-//! 5. Per file at run time: [`crate::parquet::shredded_get`] reads the path's
+//! 5. Per file at run time: `parquet/shredded_get.rs` reads the path's
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
 mod variant_get_pushdown;

@@ -545,29 +545,6 @@ fn files_per_table(nodes: &[ShreddedNode], column: &str) -> usize {
         .max(1)
 }
 
-impl VariantShreddingAdvice {
-    /// The advice for the files of a table (see the module docs).
-    ///
-    /// # Errors
-    /// As listed in the module docs.
-    pub fn table(
-        &self,
-        name: &str,
-        files: &[PathBuf],
-        workload: &[ExtractionSummary],
-        sample_rows: usize,
-        min_fraction: f64,
-    ) -> Result<MemTable> {
-        rows_table(&decisions(
-            name,
-            files,
-            workload,
-            sample_rows,
-            min_fraction,
-        )?)
-    }
-}
-
 /// The advice's rows as a table.
 fn rows_table(out: &[(String, Row)]) -> Result<MemTable> {
     {

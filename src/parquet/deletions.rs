@@ -10,22 +10,9 @@
 //! ([`crate::codec`]), so deleted rows stay deleted with shredded pushdown,
 //! row-group and page pruning, and in plans shipped to other processes.
 //!
-//! ```
-//! use df_variant::parquet::deletions::access_plan_without;
-//! # use std::sync::Arc;
-//! # use parquet::file::metadata::{FileMetaData, ParquetMetaData, RowGroupMetaData};
-//! # use parquet::schema::types::{SchemaDescriptor, Type};
-//! # let schema = Arc::new(SchemaDescriptor::new(Arc::new(
-//! #     Type::group_type_builder("schema").build().unwrap())));
-//! # let groups: Vec<RowGroupMetaData> = [3, 2].iter().map(|&n| {
-//! #     RowGroupMetaData::builder(Arc::clone(&schema)).set_num_rows(n).build().unwrap()
-//! # }).collect();
-//! # let file = FileMetaData::new(1, 5, None, None, schema, None);
-//! # let metadata = ParquetMetaData::new(file, groups);
-//! // Two row groups of 3 and 2 rows; rows 1, 3 and 4 are deleted.
-//! let plan = access_plan_without(&metadata, &[1, 3, 4], "f.parquet").unwrap();
-//! assert!(plan.should_scan(0) && !plan.should_scan(1));
-//! ```
+//! Two row groups of 3 and 2 rows with rows 1, 3 and 4 deleted give a plan
+//! that scans the first (with a selection) and skips the second
+//! (`tests::two_row_groups_with_rows_1_3_and_4_deleted`).
 
 use std::sync::Arc;
 
@@ -120,6 +107,12 @@ mod tests {
     use datafusion::datasource::physical_plan::parquet::RowGroupAccess;
     use parquet::file::metadata::{FileMetaData, RowGroupMetaData};
     use parquet::schema::types::{SchemaDescriptor, Type};
+
+    #[test]
+    fn two_row_groups_with_rows_1_3_and_4_deleted() {
+        let plan = access_plan_without(&metadata(&[3, 2]), &[1, 3, 4], "f.parquet").unwrap();
+        assert!(plan.should_scan(0) && !plan.should_scan(1));
+    }
 
     fn metadata(rows: &[i64]) -> ParquetMetaData {
         let schema = Arc::new(SchemaDescriptor::new(Arc::new(

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! The same adapter answers path extractions from a file's shredded leaves
-//! ([`shredded_get`]), and [`VariantScanExec`] prunes row groups and pages (`pruning.rs`) on
+//! (`shredded_get.rs`), and [`VariantScanExec`] prunes row groups and pages (`pruning.rs`) on
 //! those leaves' statistics before each file is opened.
 //!
 //! ## Writing
@@ -39,7 +39,7 @@
 //! Files are written under a staging directory and moved into place only when every
 //! file of the statement succeeded, so a failed write leaves no partial file behind;
 //! a commit marker keeps a statement's files invisible to our readers until all of
-//! them are in place, even across a crash ([`commit`]).
+//! them are in place, even across a crash (`commit.rs`).
 //!
 //! ```text
 //! DataSinkExec: sink=ParquetSink          DataSinkExec: sink=VariantParquetSink(shredding=auto)
@@ -47,24 +47,25 @@
 //! ```
 
 mod adapter;
-pub mod advice;
+pub(crate) mod advice;
 mod bounds;
-pub mod commit;
-pub mod deletions;
+pub(crate) mod commit;
+#[cfg(feature = "delta")]
+pub(crate) mod deletions;
 mod element_pruning;
 mod embedded_schema;
 mod footer;
 mod format;
-pub mod inspect;
-pub mod paths;
+pub(crate) mod inspect;
+pub(crate) mod paths;
 mod pruning;
 mod report;
-pub mod reshred;
+pub(crate) mod reshred;
 mod scan;
-pub mod scan_cache;
-pub mod shredded_get;
+pub(crate) mod scan_cache;
+pub(crate) mod shredded_get;
 mod sink;
-pub mod subtree_get;
+pub(crate) mod subtree_get;
 
 pub use adapter::{ReassembleVariant, VariantExprAdapterFactory};
 pub use bounds::{Bounds, PathBounds, PathKey};
@@ -88,7 +89,7 @@ use std::sync::Arc;
 use datafusion::catalog::TableFunction;
 
 /// The table functions of this module (`variant_shredding_schema`; those
-/// that take a table by name are [`crate::tables`]').
+/// that take a table by name are in `tables/`).
 pub fn table_functions() -> Vec<Arc<TableFunction>> {
     vec![Arc::new(TableFunction::new(
         inspect::VARIANT_SHREDDING_SCHEMA.to_string(),

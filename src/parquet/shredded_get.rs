@@ -435,13 +435,6 @@ pub struct ShreddedGet {
     typed: Option<Arc<dyn PhysicalExpr>>,
 }
 
-impl ShreddedGet {
-    /// Whether the residual (and the metadata) are read.
-    pub fn reads_residual(&self) -> bool {
-        self.value.is_some()
-    }
-}
-
 impl PartialEq for ShreddedGet {
     fn eq(&self, other: &Self) -> bool {
         self.description == other.description

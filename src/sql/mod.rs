@@ -119,7 +119,7 @@ pub async fn query(
 }
 
 /// `ctx.execute_logical_plan(plan)`. (A table made by `CREATE TABLE ... AS`
-/// keeps its VARIANT columns shredded however it is run: [`crate::catalog`].)
+/// keeps its VARIANT columns shredded however it is run: [`crate::VariantCatalogList`].)
 ///
 /// # Errors
 /// The errors of `execute_logical_plan`.

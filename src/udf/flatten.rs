@@ -117,17 +117,8 @@ impl Default for FlattenOptions {
 }
 
 /// Parses the `path` argument: Snowflake's form (`a.b[0]`, `['k']`, `''` for
-/// the value itself) or a `variant_get` path starting with `$`.
-///
-/// ```
-/// use df_variant::udf::flatten::parse_flatten_path;
-/// use df_variant::variant::path::PathSegment;
-/// assert_eq!(parse_flatten_path("b[0]").unwrap(),
-///            vec![PathSegment::Key("b".into()), PathSegment::Index(0)]);
-/// assert_eq!(parse_flatten_path("$.b[0]").unwrap(), parse_flatten_path("b[0]").unwrap());
-/// assert!(parse_flatten_path("").unwrap().is_empty());
-/// assert!(parse_flatten_path("a[*]").is_err());
-/// ```
+/// the value itself) or a `variant_get` path starting with `$`: `b[0]` and
+/// `$.b[0]` are the same path, `''` is no step, and `a[*]` is refused.
 ///
 /// # Errors
 /// A message naming the path when it does not parse or holds a wildcard.
@@ -716,5 +707,24 @@ impl TableFunctionImpl for VariantFlattenTable {
         let schema = Arc::new(Schema::new(flatten_table_fields()));
         let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
         Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snowflake_paths_and_dollar_paths_parse_alike() {
+        assert_eq!(
+            parse_flatten_path("b[0]").unwrap(),
+            vec![PathSegment::Key("b".into()), PathSegment::Index(0)]
+        );
+        assert_eq!(
+            parse_flatten_path("$.b[0]").unwrap(),
+            parse_flatten_path("b[0]").unwrap()
+        );
+        assert!(parse_flatten_path("").unwrap().is_empty());
+        assert!(parse_flatten_path("a[*]").is_err());
     }
 }

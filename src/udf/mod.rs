@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use datafusion::logical_expr::ScalarUDF;
 
-pub mod coerce;
+pub(crate) mod coerce;
 pub(crate) mod common;
-pub mod explode;
-pub mod flatten;
+pub(crate) mod explode;
+pub(crate) mod flatten;
 mod is_variant_null;
 mod mutate;
 mod parse_json;
 mod schema_of_variant;
-pub mod spark_functions;
+#[cfg(test)]
+mod spark_functions;
 mod structure;
 mod to_json;
 pub use to_json::each_json;
