@@ -237,6 +237,9 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     let mut builder = builder
         .with_analyzer_rules(optimizer::analyzer_rules())
         .with_type_planner(Arc::new(sql::VariantTypePlanner));
+    for rule in optimizer::optimizer_rules() {
+        builder = builder.with_optimizer_rule(rule);
+    }
     for rule in optimizer::physical_rules() {
         builder = builder.with_physical_optimizer_rule(rule);
     }

@@ -8,23 +8,27 @@
 //!    `raise_variant_get_error(variant_get_or_error(v, '$.a', 'int'))`, whose
 //!    inner call keeps its errors per row, cannot fail and may therefore move.
 //! 3. DataFusion's own optimizer moves calls that cannot fail towards the scan
-//!    (`VariantGetFunc::placement`), into the Parquet scan's projection.
+//!    (`VariantGetFunc::placement`), into the Parquet scan's projection;
+//!    [`ExtractionRepair`] then mends the join keys and `DELETE`/`UPDATE`
+//!    predicates that move leaves unable to run.
 //! 4. [`VariantGetPushdown`] (physical): gives the scan our per-file adapter and
 //!    wraps it in a [`crate::parquet::VariantScanExec`] with the filter's
 //!    extraction predicates.
 //! 5. Per file at run time: `parquet/shredded_get.rs` reads the path's
 //!    shredded leaves, and the scan node prunes row groups and pages.
 
+mod extraction_repair;
 mod variant_get_pushdown;
 mod variant_get_split;
 mod write;
 
 use std::sync::Arc;
 
-use datafusion::optimizer::AnalyzerRule;
 use datafusion::optimizer::analyzer::Analyzer;
+use datafusion::optimizer::{AnalyzerRule, OptimizerRule};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
+pub use extraction_repair::ExtractionRepair;
 pub use variant_get_pushdown::VariantGetPushdown;
 pub use variant_get_split::VariantGetSplit;
 pub use write::VariantWriteRule;
@@ -51,6 +55,12 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     ];
     rules.extend(Analyzer::new().rules);
     rules
+}
+
+/// The logical optimizer rules, appended after DataFusion's (they mend what
+/// its rules leave): [`ExtractionRepair`].
+pub fn optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
+    vec![Arc::new(ExtractionRepair)]
 }
 
 /// The physical optimizer rules, appended after DataFusion's defaults (which
