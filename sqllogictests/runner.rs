@@ -113,8 +113,9 @@ impl AsyncDB for VariantDb {
         let schema = plan.schema();
         let task_ctx = self.ctx.task_ctx();
         let batches = match self.mode {
-            // An INSERT into a memory table writes into this process: it
-            // cannot be shipped (the codec refuses it), so it runs here.
+            // An INSERT, DELETE or UPDATE of a memory table writes into this
+            // process: it cannot be shipped (the codec refuses it), so it runs
+            // here.
             Mode::Roundtrip if !writes_memory_table(&plan) => {
                 let bytes = df_variant::codec::plan_to_bytes(plan)?;
                 let plan = df_variant::codec::plan_from_bytes(&bytes, &task_ctx)?;
@@ -175,11 +176,17 @@ const MIN_DISTRIBUTED_PLANS: usize = 50;
 /// Queries that the distributed mode planned as distributed (ran on workers).
 static DISTRIBUTED_PLANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Whether `plan` inserts into an in-memory table.
+/// Whether `plan` inserts into, deletes from or updates an in-memory table.
 fn writes_memory_table(plan: &Arc<dyn ExecutionPlan>) -> bool {
     plan.downcast_ref::<datafusion::datasource::sink::DataSinkExec>()
         // DataFusion does not export `MemSink`.
         .is_some_and(|d| format!("{:?}", d.sink()).starts_with("MemSink"))
+        // Nor the plan of a memory table's DELETE and UPDATE.
+        || {
+            use datafusion::common::tree_node::TreeNode;
+            plan.exists(|p| Ok(p.name() == "DmlResultExec"))
+                .unwrap_or(false)
+        }
 }
 
 #[derive(Default)]

@@ -146,7 +146,9 @@ fn functions_over(
 ///
 /// The analyzer becomes [`optimizer::analyzer_rules`] (ours before DataFusion's
 /// type coercion, then DataFusion's defaults), and [`optimizer::physical_rules`]
-/// are appended to the physical optimizer; their docs say why in that order.
+/// are appended to the physical optimizer, [`optimizer::optimizer_rules`] to the
+/// logical one (an embedder who sets its own optimizer list after this call
+/// keeps them by adding them last); their docs say why in that order.
 /// Analyzer rules added with `with_analyzer_rule`, before or after this call,
 /// are kept and run after them; a whole list set with `with_analyzer_rules`
 /// before this call is replaced (DataFusion 55's builder does not show it), so
