@@ -275,6 +275,11 @@ pub fn resolve_path(column_type: &DataType, path: &[PathSegment]) -> Option<Shre
         let PathSegment::Key(key) = segment else {
             return None;
         };
+        // DataFusion's `get_field` cannot name an empty key (another writer's
+        // file may shred one): such a path is read whole.
+        if key.is_empty() {
+            return None;
+        }
         let (_, typed) = fields.find("typed_value")?;
         let DataType::Struct(object) = typed.data_type() else {
             return None;

@@ -88,6 +88,11 @@ pub fn resolve_prefix(column_type: &DataType, steps: &[Step]) -> Option<Prefix> 
     let mut taken = 0;
     for step in steps {
         let Step::Key(key) = step else { break };
+        // `get_field` cannot name an empty key: the read stops above it (and
+        // reassembles the group there when the group shreds it).
+        if key.is_empty() {
+            break;
+        }
         let Some((_, typed)) = fields.find("typed_value") else {
             break;
         };

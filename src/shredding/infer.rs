@@ -232,7 +232,11 @@ impl Stats {
                 let fields: Vec<(String, usize, Node)> = self
                     .fields
                     .iter()
-                    .filter(|(_, f)| f.present > 0 && f.present as f64 >= threshold)
+                    // The empty key stays in the residual: a reader's field
+                    // access (DataFusion's `get_field`) cannot name it.
+                    .filter(|(name, f)| {
+                        !name.is_empty() && f.present > 0 && f.present as f64 >= threshold
+                    })
                     .filter_map(|(name, f)| {
                         Some((name.clone(), f.present, f.stats.infer(options)?))
                     })
