@@ -481,7 +481,24 @@ impl FileSink for VariantParquetSink {
             return Err(e);
         }
         commit_files(object_store.as_ref(), &stamp, &files).await?;
+        forget_listings(context, &files);
         Ok(rows as u64)
+    }
+}
+
+/// Forgets the session's cached listings of the folders `files` were written
+/// to. DataFusion keeps a folder's listing for the session (its list-files
+/// cache has no expiry by default), so without this a `SELECT` after a `COPY`
+/// or `INSERT` into a folder already read would miss the new files.
+fn forget_listings(context: &TaskContext, files: &[(Path, Path)]) {
+    let Some(cache) = context.runtime_env().cache_manager.get_list_files_cache() else {
+        return;
+    };
+    for key in cache.list_entries().into_keys() {
+        let listed = key.path.as_ref();
+        if files.iter().any(|(path, _)| path.as_ref().starts_with(listed)) {
+            cache.remove(&key);
+        }
     }
 }
 
