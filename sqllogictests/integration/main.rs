@@ -9,6 +9,7 @@ mod conformance;
 mod deletion_vectors;
 mod delta;
 mod distributed;
+mod docs;
 mod layout;
 mod memory;
 mod pushdown;

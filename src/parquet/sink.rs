@@ -496,7 +496,10 @@ fn forget_listings(context: &TaskContext, files: &[(Path, Path)]) {
     };
     for key in cache.list_entries().into_keys() {
         let listed = key.path.as_ref();
-        if files.iter().any(|(path, _)| path.as_ref().starts_with(listed)) {
+        if files
+            .iter()
+            .any(|(path, _)| path.as_ref().starts_with(listed))
+        {
             cache.remove(&key);
         }
     }
