@@ -839,3 +839,40 @@ fn a_planted_panic_in_a_function_fails_the_check() {
     assert!(message.contains("planted_panic"), "{message}");
     assert!(message.contains(CAUGHT_PANIC), "{message}");
 }
+
+/// A `COPY` killed before its commit leaves its staging folder; the next
+/// statement that commits into the folder removes it (its writer is dead),
+/// and leaves a live writer's alone.
+#[tokio::test]
+async fn a_killed_copys_staging_folder_goes_with_the_next_write() {
+    let dir = std::env::temp_dir().join(format!("df_variant_leftover_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let boot: String = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let staging = dir.join(".df_variant");
+    let killed = staging.join(format!("1-{dead:x}-{boot}"));
+    let live = staging.join(format!("2-1-{boot}"));
+    for d in [&killed, &live] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("part-0.parquet"), vec![0u8; 1024]).unwrap();
+    }
+    let ctx = df_variant::variant_context();
+    ctx.sql(&format!(
+        "COPY (SELECT parse_json('{{\"a\":1}}') AS v) TO '{}/' STORED AS PARQUET",
+        dir.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    assert!(!killed.exists(), "the dead writer's staging folder stayed");
+    assert!(live.exists(), "a live writer's staging folder went");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -16,7 +16,12 @@
 //! infers a schema and when it plans a scan) leaves out every file a marker
 //! lists. So a statement's files are seen all together or not at all, even if
 //! the process dies between two renames: its marker stays, and its files stay
-//! invisible to us (delete them and the marker by hand to clean up). Other
+//! invisible to us (delete them and the marker by hand to clean up). A
+//! statement killed before its commit leaves its staging folder behind
+//! without a marker; on a local file system, the next statement that commits
+//! into the same directory removes it once its writer is known to be dead (a
+//! process of this machine's current boot that no longer runs: the stamp
+//! names both), never a live writer's nor another machine's. Other
 //! readers (pyarrow, DuckDB, Spark) ignore `.df_variant/` as a hidden directory,
 //! but do not know the markers: after such a crash they see the files renamed
 //! before it.
@@ -55,6 +60,68 @@ fn parent_and_name(path: &Path) -> (Path, String) {
 pub fn staged_path(path: &Path, stamp: &str) -> Path {
     let (dir, name) = parent_and_name(path);
     dir.clone().join(STAGING_DIR).join(stamp).join(name)
+}
+
+/// A new statement's stamp: the time, the process and (on Linux) the boot, so
+/// that a later statement can tell a dead writer's staging folder on this
+/// machine from a live one's ([`is_dead_writer`]).
+pub fn new_stamp() -> String {
+    format!(
+        "{:x}-{:x}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+        std::process::id(),
+        boot_id()
+    )
+}
+
+/// This machine's current boot (Linux's `boot_id`, hex digits only), or empty.
+fn boot_id() -> &'static str {
+    static BOOT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.chars().filter(char::is_ascii_hexdigit).collect())
+            .unwrap_or_default()
+    });
+    &BOOT
+}
+
+/// Whether the statement `stamp` ran in a process of this machine's current
+/// boot that no longer runs. Unknown (another machine, another boot, an old
+/// stamp without a boot, no `/proc`) is not dead.
+fn is_dead_writer(stamp: &str) -> bool {
+    let mut parts = stamp.split('-');
+    let (Some(_time), Some(pid), Some(boot), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let Ok(pid) = u32::from_str_radix(pid, 16) else {
+        return false;
+    };
+    !boot.is_empty()
+        && boot == boot_id()
+        && pid != std::process::id()
+        && std::path::Path::new("/proc/self").exists()
+        && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes the staging folders in `staging` (a local `.df_variant/`) that
+/// writers killed before their commit left: a dead writer's
+/// ([`is_dead_writer`]), without a commit marker.
+fn remove_dead_staging(staging: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(staging) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().is_ok_and(|t| t.is_dir())
+            && is_dead_writer(&name)
+            && !staging.join(format!("{name}{PENDING}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn marker_path(dir: &Path, stamp: &str) -> Path {
@@ -120,7 +187,8 @@ pub async fn commit_files(
 
 /// Object stores have no directories, but a local file system keeps the empty
 /// staging directories a commit leaves; they are removed (when empty) so that a
-/// finished statement leaves only its files.
+/// finished statement leaves only its files, and so are those of dead writers
+/// (see the module docs).
 pub fn remove_empty_staging(store: &dyn ObjectStore, stamp: &str, files: &[(Path, Path)]) {
     if !store.to_string().starts_with("LocalFileSystem") {
         return;
@@ -129,6 +197,7 @@ pub fn remove_empty_staging(store: &dyn ObjectStore, stamp: &str, files: &[(Path
     for dir in dirs {
         let staging = std::path::PathBuf::from(format!("/{dir}")).join(STAGING_DIR);
         let _ = std::fs::remove_dir(staging.join(stamp));
+        remove_dead_staging(&staging);
         let _ = std::fs::remove_dir(&staging);
     }
 }
@@ -202,6 +271,44 @@ pub async fn pending_among<'a>(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_a_dead_writers_staging_without_a_marker_is_removed() {
+        let staging =
+            std::env::temp_dir().join(format!("df_variant_staging_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        // A finished child process: its pid no longer runs.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let boot = boot_id();
+        assert!(!boot.is_empty(), "this test needs Linux's boot_id");
+        let killed = format!("1-{dead:x}-{boot}");
+        let killed_in_commit = format!("2-{dead:x}-{boot}");
+        let live = format!("3-{:x}-{boot}", std::process::id());
+        let init = format!("4-1-{boot}");
+        let other_boot = format!("5-{dead:x}-0123abcd");
+        let old_format = format!("6-{dead:x}");
+        for s in [
+            &killed,
+            &killed_in_commit,
+            &live,
+            &init,
+            &other_boot,
+            &old_format,
+        ] {
+            std::fs::create_dir_all(staging.join(s)).unwrap();
+            std::fs::write(staging.join(s).join("part-0.parquet"), b"x").unwrap();
+        }
+        std::fs::write(staging.join(format!("{killed_in_commit}{PENDING}")), b"a").unwrap();
+        remove_dead_staging(&staging);
+        assert!(!staging.join(&killed).exists());
+        for kept in [&killed_in_commit, &live, &init, &other_boot, &old_format] {
+            assert!(staging.join(kept).exists(), "{kept}");
+        }
+        assert!(new_stamp().ends_with(boot));
+        std::fs::remove_dir_all(&staging).unwrap();
+    }
     use super::*;
     use datafusion::object_store::memory::InMemory;
 

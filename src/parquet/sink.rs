@@ -435,13 +435,7 @@ impl FileSink for VariantParquetSink {
                 .objectstore_writer_buffer_size,
         )
         .with_pool(Arc::clone(&context.runtime_env().memory_pool));
-        let stamp = format!(
-            "{:x}-{:x}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-            std::process::id()
-        );
+        let stamp = super::commit::new_stamp();
         let mut tasks = tokio::task::JoinSet::new();
         let mut files: Vec<(Path, Path)> = Vec::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
