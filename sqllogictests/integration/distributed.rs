@@ -581,17 +581,25 @@ async fn a_worker_killed_mid_query_fails_the_query_within_seconds() -> Result<()
     let mut workers = [WorkerProcess::start(), WorkerProcess::start()];
     let ctx = coordinator(&workers)?;
     f.register(&ctx).await?;
-    // A self-join of the events on their collection: long enough (many
-    // seconds in a debug build) that the kill comes in the middle.
+    // A self-join of the events on their collection, with tasks on both
+    // workers.
     let q = "SELECT count(*) FROM bluesky a JOIN bluesky b \
              ON a.v:commit.collection::string = b.v:commit.collection::string";
     let plan = plan(&ctx, q).await?;
     assert_eq!(plan.name(), "DistributedExec");
+    // The worker is stopped (SIGSTOP) before the query starts, so the query
+    // cannot end before the kill however fast the build is: its tasks on that
+    // worker wait, and the kill comes while they do.
+    let stopped = std::process::Command::new("kill")
+        .args(["-STOP", &workers[1].child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
     let task = tokio::spawn(collect(plan, ctx.task_ctx()));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     assert!(
         !task.is_finished(),
-        "the query ended before the kill; make it heavier"
+        "the query ended without its stopped worker"
     );
     workers[1].child.kill().unwrap();
     let killed = Instant::now();
