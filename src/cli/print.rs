@@ -108,6 +108,30 @@ fn displayable(batch: &RecordBatch, tz: &SessionTz) -> Result<RecordBatch> {
     )?)
 }
 
+/// `batch` for the CSV writer, which cannot write lists, structs or maps: those
+/// columns become their display text (as the table shows them).
+fn csv_writable(batch: RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
+        return Ok(batch);
+    }
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if field.data_type().is_nested() {
+            fields.push(Field::new(field.name(), DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from(display_text(column)?)));
+        } else {
+            fields.push(field.as_ref().clone());
+            columns.push(Arc::clone(column));
+        }
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
+}
+
 /// Prints `batches` (with `schema`, for empty results) to `out`.
 pub fn print(
     out: &mut dyn Write,
@@ -153,13 +177,13 @@ pub fn print(
                 .with_header(true)
                 .build(&mut *out);
             if batches.is_empty() {
-                writer.write(&displayable(
+                writer.write(&csv_writable(displayable(
                     &RecordBatch::new_empty(Arc::clone(schema)),
                     tz,
-                )?)?;
+                )?)?)?;
             }
             for b in batches {
-                writer.write(&displayable(b, tz)?)?;
+                writer.write(&csv_writable(displayable(b, tz)?)?)?;
             }
         }
         Format::Json | Format::Ndjson => {
@@ -294,5 +318,33 @@ mod tests {
         let csv = render(Format::Csv);
         assert!(csv.starts_with("id,v,s\n1,"), "{csv}");
         assert!(csv.contains(r#""{""a"":1.5,""b"":[1,""x""]}""#), "{csv}");
+    }
+
+    #[test]
+    fn csv_prints_lists_and_structs_as_the_table_does() {
+        let list: ArrayRef = Arc::new(arrow::array::ListArray::from_iter_primitive::<
+            arrow::datatypes::Int32Type,
+            _,
+            _,
+        >(vec![Some(vec![Some(1), Some(2)]), None]));
+        let ints: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![1, 2]));
+        let strukt: ArrayRef = Arc::new(arrow::array::StructArray::from(vec![(
+            Arc::new(Field::new("a", DataType::Int32, false)),
+            Arc::clone(&ints),
+        )]));
+        let batch =
+            RecordBatch::try_from_iter(vec![("l", list), ("s", strukt), ("i", ints)]).unwrap();
+        let mut out = Vec::new();
+        print(
+            &mut out,
+            Format::Csv,
+            &batch.schema(),
+            &[batch],
+            40,
+            &SessionTz::utc(),
+        )
+        .unwrap();
+        let csv = String::from_utf8(out).unwrap();
+        assert_eq!(csv, "l,s,i\n\"[1, 2]\",{a: 1},1\n,{a: 2},2\n", "{csv}");
     }
 }
