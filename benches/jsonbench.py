@@ -4,7 +4,7 @@
     python3 benches/jsonbench.py [--rows 1000000] [--runs 3] [--no-spark] [--keep DIR] [--accelerate]
 
 Generates JSONBench-shaped Bluesky events (`df-variant generate-bluesky`, the
-Rust port of ../shared/bench/bluesky_gen.py), loads them into every layout,
+Rust port of the JSONBench Bluesky generator, bluesky_gen.py), loads them into every layout,
 runs the five JSONBench queries and two through arrays (A1: language counts
 from `$.commit.record.langs[*]`, A2: link features by URI prefix from
 `$.commit.record.facets[*].features[*].uri`) and two full-object reads (F1:
@@ -93,7 +93,7 @@ def duck_variant(table, col="j"):
     c, did = f"({col}.commit.collection)::VARCHAR", f"({col}.did)::VARCHAR"
     f = FILTER.format(kind=f"({col}.kind)::VARCHAR", op=f"({col}.commit.operation)::VARCHAR")
     q = five(c, f, did, f"({col}.time_us)::BIGINT", **DUCKDB, table=table)
-    # The one-level Q2 hits a DuckDB 2.0.0 planner cliff (../shared/bench/README.md §5.3).
+    # The one-level Q2 hits a DuckDB 2.0.0 planner cliff (section 5.3 of the JSONBench notes).
     q[1] = (f"SELECT event, count(*) AS count, count(DISTINCT did) AS users FROM "
             f"(SELECT {c} AS event, {did} AS did FROM {table} WHERE {f}) GROUP BY event ORDER BY count DESC, event")
     return q

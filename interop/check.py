@@ -848,7 +848,7 @@ def main():
         res = Results(args.show)
         guides = {}
         # The decoder itself, on apache/parquet-testing's shredded cases (if present).
-        testing = os.path.join(os.path.dirname(REPO), "shared", "parquet-testing", "shredded_variant")
+        testing = os.path.join(REPO, "testdata", "parquet-testing", "shredded_variant")
         if os.path.isdir(testing):
             with timed(timings, "decoder self-test"):
                 n, failures = vd._selftest(testing)

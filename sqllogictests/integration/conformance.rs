@@ -1,5 +1,5 @@
 //! Conformance with the official Variant test vectors of apache/parquet-testing
-//! (`../shared/parquet-testing/variant/`): every vector decodes through the crate's
+//! (`testdata/parquet-testing/variant/`): every vector decodes through the crate's
 //! guard to the value listed in `data_dictionary.json`, prints as Spark's
 //! `to_json` would (session time zone UTC), and round-trips through
 //! `parse_json(to_json(v))`.
@@ -14,10 +14,10 @@ use df_variant::variant::validate::decode;
 use parquet_variant::{Variant, VariantDecimal4, VariantDecimal8, VariantDecimal16};
 
 fn vectors_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/variant");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/parquet-testing/variant");
     assert!(
         dir.is_dir(),
-        "missing {}: the test vectors live in ../shared/parquet-testing beside the repository",
+        "missing {}: the test vectors live in testdata/parquet-testing",
         dir.display()
     );
     dir

@@ -476,9 +476,9 @@ async fn pushdown_on_and_off_agree_on_random_queries() -> Result<()> {
 async fn parquet_testing_shredded_files_agree_with_and_without_pushdown() -> Result<()> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/parquet-testing/shredded_variant");
+        .join("testdata/parquet-testing/shredded_variant");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("../shared/parquet-testing/shredded_variant")
+        .expect("testdata/parquet-testing/shredded_variant")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
         .collect();

@@ -53,7 +53,7 @@ use serde_json::Value as Json;
 
 const DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/parquet-testing/shredded_variant"
+    "/testdata/parquet-testing/shredded_variant"
 );
 
 /// The cases that must give an error, with why.

@@ -1,7 +1,7 @@
 //! Deterministic demo and benchmark data.
 //!
 //! [`bluesky`] generates JSONBench-shaped Bluesky events (a byte-exact port of
-//! `../shared/bench/bluesky_gen.py`), used by the CLI's `--demo`, the benchmarks
+//! JSONBench's `bluesky_gen.py` generator), used by the CLI's `--demo`, the benchmarks
 //! and the ingest measurements.
 //!
 //! ```
