@@ -4,10 +4,10 @@ third-party producers, under sqllogictests/data/delta/, and writes
 sqllogictests/data/delta/README.md (how each was made, protocol/stats facts, and the
 expected rows as `id<TAB>to_json`, cross-checked between readers).
 
-    python3 interop/delta_fixtures.py            # ~3 s; re-execs into /work/venv-delta
+    python3 interop/delta_fixtures.py            # ~3 s; re-execs into ~/.cache/df-variant/venv-delta
     python3 interop/delta_fixtures.py --spark    # + Spark 4.3 reads the data files (~25 s, a JVM)
 
-Environment: /work/venv-delta (python 3.11.7 venv with --system-site-packages) holds
+Environment: ~/.cache/df-variant/venv-delta (python 3.11.7 venv with --system-site-packages) holds
 pyspark-client 4.2.0, pandas 2.3.3, numpy 2.4.6, grpcio/grpcio-status 1.85.3,
 googleapis-common-protos 1.76.0, zstandard 0.25.0; deltalake 1.6.6, pysail 0.7.2 and
 pyarrow 26.0.1 are global. pysail 0.7.2 refuses the global pyspark 4.3.0 connect client
@@ -91,7 +91,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 OUT = os.path.join(REPO, "sqllogictests", "data", "delta")
-VENV = "/work/venv-delta"
+VENV = os.path.expanduser("~/.cache/df-variant/venv-delta")
 
 
 def _reexec():

@@ -31,8 +31,10 @@ then checks:
 
 Needs `pip install "deltalake==1.6.*" pysail pyarrow`; pysail 0.7 accepts PySpark
 connect clients up to 4.2 only, so `delta_read.py --engine pysail` runs in a venv
-(`/work/venv-delta`, or `$DELTA_PYTHON`) with `pyspark-client==4.2.0` (see
-delta_read.py). A missing reader is reported as SKIPPED, not as a pass.
+(`~/.cache/df-variant/venv-delta`, or `$DELTA_PYTHON`) with `pyspark-client==4.2.0` (see
+delta_read.py). A missing reader is reported as SKIPPED, not as a pass;
+with `--require-all` (as `.ci/run` runs it, after installing the readers) a
+skipped check fails.
 Exit status: 0 all checks passed (or skipped), 1 a check failed.
 """
 
@@ -106,6 +108,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=None, help="df-variant binary (default: cargo build --release)")
     ap.add_argument("--keep", default=None, help="write the tables here and keep them")
+    ap.add_argument("--require-all", action="store_true",
+                    help="a check skipped for a missing reader fails the run")
     args = ap.parse_args()
 
     binary = args.bin
@@ -169,7 +173,9 @@ def main():
         if engine == "deltalake":
             py, probe = sys.executable, "import deltalake"
         else:
-            py = os.environ.get("DELTA_PYTHON", "/work/venv-delta/bin/python")
+            py = os.environ.get(
+                "DELTA_PYTHON", os.path.expanduser("~/.cache/df-variant/venv-delta/bin/python")
+            )
             probe = "import pysail, pyspark"
         try:
             r = subprocess.run([py, "-c", probe], capture_output=True, text=True)
@@ -296,6 +302,9 @@ def main():
     print(f"{len(passed)} passed, {len(skipped)} skipped, {len(failures)} failed; tables in {work}")
     if not args.keep and not failures:
         shutil.rmtree(work, ignore_errors=True)
+    if args.require_all and skipped:
+        print(f"--require-all: {len(skipped)} check(s) skipped for a missing reader")
+        return 1
     return 1 if failures else 0
 
 

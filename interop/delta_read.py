@@ -14,9 +14,9 @@ Engines:
 * `pysail` -- Sail (pysail 0.7.x) as a local Spark Connect server on loopback,
   `spark.read.format("delta").option("versionAsOf", N).load(PATH)` and
   `to_json(col)`. Sail 0.7.2 accepts only PySpark connect clients up to 4.2, so
-  when the running interpreter is not the venv `/work/venv-delta` (pyspark-client
+  when the running interpreter is not the venv `~/.cache/df-variant/venv-delta` (pyspark-client
   4.2.0 there; the global pyspark is 4.3.0) this script re-executes itself with
-  `/work/venv-delta/bin/python` (override with the environment variable
+  `~/.cache/df-variant/venv-delta/bin/python` (override with the environment variable
   `DELTA_PYTHON`).
 * `raw` -- no Delta library: replays the JSON commits of `_delta_log/` (add/remove;
   checkpoints are refused), reads the live Parquet files with pyarrow and rebuilds
@@ -55,7 +55,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-VENV = "/work/venv-delta"
+VENV = os.path.expanduser("~/.cache/df-variant/venv-delta")
 
 
 class ReadError(Exception):
