@@ -17,3 +17,4 @@ mod robustness;
 mod roundtrip;
 mod rules;
 mod shredded_conformance;
+mod sql_shapes;

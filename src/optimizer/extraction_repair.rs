@@ -27,8 +27,12 @@
 //! `update` the predicates of the `Filter`s under the statement (and the
 //! assignments of its projection), to be evaluated against the table's own
 //! columns, where `__datafusion_extracted_N` does not exist (`No field named
-//! __datafusion_extracted_1`). Under a `DELETE` or `UPDATE`, each such column is
-//! replaced by the extraction it names:
+//! __datafusion_extracted_1`), nor the `__common_expr_N` that common
+//! subexpression elimination makes of an extraction repeated in the predicate
+//! (`coalesce(v:x::bigint, 0) < 20`). Under a `DELETE` or `UPDATE`, each such column is
+//! replaced by the extraction it names, wherever the columns the extraction
+//! reads are there (not above a projection that dropped them, as in a
+//! subquery):
 //!
 //! ```text
 //! Dml: op=[Delete] table=[m]
@@ -44,13 +48,15 @@
 //!         TableScan: m
 //! ```
 //!
-//! It changes nothing else: only columns named `__datafusion_extracted_*` whose
-//! definition below calls one of our extractions are touched, so a plan without
+//! It changes nothing else: only columns named `__datafusion_extracted_*` or
+//! `__common_expr_*` whose definition below calls one of our extractions are
+//! touched, so a plan without
 //! VARIANT (a `get_field` extraction included) is DataFusion's. Both are
 //! DataFusion bugs (apache/datafusion#22895 and its neighbours, fixed after 55);
 //! the rule can go when we move past them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, DFSchema, Result};
@@ -58,10 +64,12 @@ use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
 use crate::array::get::{TRY_VARIANT_GET, VARIANT_GET};
-use crate::boundary::VARIANT_GET_OR_ERROR;
+use crate::boundary::{RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR};
 
-/// The prefix DataFusion gives the columns it extracts.
-const EXTRACTED: &str = "__datafusion_extracted";
+/// The prefixes DataFusion gives the columns it extracts, and those its common
+/// subexpression elimination makes (`coalesce(v:x::bigint, 0)` repeats the
+/// extraction inside the `CASE` it becomes).
+const MOVED: [&str; 2] = ["__datafusion_extracted", "__common_expr"];
 
 /// The rule described in the module docs.
 #[derive(Debug, Default)]
@@ -110,7 +118,35 @@ impl OptimizerRule for ExtractionRepair {
                 node.map_children(|input| {
                     input.transform_up(|n| {
                         let projection = matches!(n, LogicalPlan::Projection(_));
-                        n.map_expressions(|e| inline(e, &definitions, projection))
+                        // Only where the extraction's own columns are there
+                        // (not above a projection that dropped them).
+                        let inputs: Vec<_> =
+                            n.inputs().iter().map(|i| Arc::clone(i.schema())).collect();
+                        let usable: HashMap<String, Expr> = definitions
+                            .iter()
+                            .filter(|(_, d)| {
+                                d.column_refs()
+                                    .iter()
+                                    .all(|c| inputs.iter().any(|s| s.has_column(c)))
+                            })
+                            .map(|(k, d)| (k.clone(), d.clone()))
+                            .collect();
+                        if usable.is_empty() {
+                            return Ok(Transformed::no(n));
+                        }
+                        // A definition may name another (a common expression
+                        // over an extracted column): until none is left.
+                        let mut n = Transformed::no(n);
+                        for _ in 0..=MOVED.len() {
+                            let step =
+                                n.data.map_expressions(|e| inline(e, &usable, projection))?;
+                            let changed = step.transformed;
+                            n = Transformed::new(step.data, n.transformed || changed, n.tnr);
+                            if !changed {
+                                break;
+                            }
+                        }
+                        Ok(n)
                     })
                 })
             }
@@ -127,7 +163,7 @@ fn ours(plan: &LogicalPlan) -> Result<HashMap<String, Expr>> {
         if let LogicalPlan::Projection(p) = node {
             for e in &p.expr {
                 if let Expr::Alias(alias) = e
-                    && alias.name.starts_with(EXTRACTED)
+                    && MOVED.iter().any(|p| alias.name.starts_with(p))
                     && calls_an_extraction(&alias.expr)
                 {
                     found.insert(alias.name.clone(), alias.expr.as_ref().clone());
@@ -142,7 +178,8 @@ fn ours(plan: &LogicalPlan) -> Result<HashMap<String, Expr>> {
 fn calls_an_extraction(e: &Expr) -> bool {
     e.exists(|e| {
         Ok(matches!(e, Expr::ScalarFunction(f)
-            if [VARIANT_GET, TRY_VARIANT_GET, VARIANT_GET_OR_ERROR].contains(&f.func.name())))
+            if [VARIANT_GET, TRY_VARIANT_GET, VARIANT_GET_OR_ERROR, RAISE_VARIANT_GET_ERROR]
+                .contains(&f.func.name())))
     })
     .unwrap_or(false)
 }
