@@ -492,10 +492,17 @@ impl ExecutionPlan for VariantScanExec {
                     if let Some(access) = plan.access {
                         file.extensions.insert(access);
                     }
-                    let cached = scan_cache.map(|(cache, scan)| {
-                        let key = super::scan_cache::file_key(&scan, &file, &plan.value_free);
-                        (cache, key)
-                    });
+                    let cached = match scan_cache {
+                        Some((cache, scan)) => {
+                            let footer =
+                                super::scan_cache::footer_digest(store.as_ref(), &file.object_meta)
+                                    .await?;
+                            let key =
+                                super::scan_cache::file_key(&scan, &file, &plan.value_free, footer);
+                            Some((cache, key))
+                        }
+                        None => None,
+                    };
                     if let Some((cache, key)) = &cached
                         && let Some(batches) = cache.get(key)
                     {

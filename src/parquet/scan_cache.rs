@@ -8,8 +8,13 @@
 //! values), the rows the scan reads (the access plan after pruning and deletion
 //! vectors), what it projects and how (projection, predicate, limit, table
 //! schema, Parquet options, batch size) and the settings the extractions read
-//! (time zone, `variant.*`). A file rewritten in place has a new size or
-//! modification time, so its old entry is never used again and ages out.
+//! (time zone, `variant.*`), and a digest of the file's footer as it is at
+//! the scan, read afresh from the store (one small read per file, made only
+//! when the cache is on). A file rewritten in place has a new size,
+//! modification time or footer, so its old entry is never used again and ages
+//! out; the footer catches the rewrites that keep size and time (`cp -p`,
+//! `rsync -t`, `touch -r`), since it holds every column chunk's offsets, sizes
+//! and statistics.
 //!
 //! A scan is cached only when its output cannot change while the key stays the
 //! same: never under a dynamic filter (a join's or a `TopK`'s, whose value
@@ -279,18 +284,49 @@ pub fn scan_key(
     Some(key)
 }
 
-/// The whole key of one file scan: the scan's shared part, the file, the rows
-/// it reads and which residuals it skips.
+/// A digest of the footer of `object` as the store holds it now (not from a
+/// metadata cache, which keys on size and time too): the Parquet footer and
+/// its length, read from the end of the file.
+///
+/// # Errors
+/// When the store cannot read the file's end.
+pub async fn footer_digest(
+    store: &dyn datafusion::object_store::ObjectStore,
+    object: &datafusion::object_store::ObjectMeta,
+) -> datafusion::common::Result<u64> {
+    use datafusion::object_store::ObjectStoreExt;
+    use std::hash::{Hash, Hasher};
+    let size = object.size;
+    if size < 12 {
+        return Ok(0);
+    }
+    let read = |range: std::ops::Range<u64>| async move {
+        store.get_range(&object.location, range).await.map_err(|e| {
+            datafusion::common::exec_datafusion_err!("cannot read /{}: {e}", object.location)
+        })
+    };
+    let tail = read(size - 8..size).await?;
+    let len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    let footer = read(size.saturating_sub(8 + len).max(4)..size - 8).await?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    tail.hash(&mut hasher);
+    footer.hash(&mut hasher);
+    Ok(hasher.finish())
+}
+
+/// The whole key of one file scan: the scan's shared part, the file (with its
+/// footer's digest), the rows it reads and which residuals it skips.
 pub fn file_key(
     scan: &str,
     file: &PartitionedFile,
     value_free: &super::shredded_get::ValueFreeNodes,
+    footer: u64,
 ) -> String {
     let meta = &file.object_meta;
     let mut skipped: Vec<_> = value_free.iter().collect();
     skipped.sort();
     format!(
-        "{scan}file={}\nsize={}\nmodified={}\netag={:?}\nversion={:?}\nrange={:?}\npartition={:?}\naccess={:?}\nvalue_free={skipped:?}",
+        "{scan}file={}\nsize={}\nmodified={}\netag={:?}\nversion={:?}\nfooter={footer:x}\nrange={:?}\npartition={:?}\naccess={:?}\nvalue_free={skipped:?}",
         meta.location,
         meta.size,
         meta.last_modified.timestamp_nanos_opt().unwrap_or_default(),
