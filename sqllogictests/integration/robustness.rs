@@ -937,3 +937,29 @@ async fn the_scan_cache_sees_a_rewrite_that_keeps_size_and_time() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An error about a local file names it by its absolute path, leading `/`
+/// included (object-store paths drop it).
+#[tokio::test]
+async fn errors_name_local_files_by_their_absolute_path() {
+    let dir = std::env::temp_dir().join(format!("df_variant_named_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("truncated.parquet");
+    let mut bytes = b"PAR1".to_vec();
+    bytes.extend(vec![0u8; 100]);
+    bytes.extend(10_000u32.to_le_bytes());
+    bytes.extend(b"PAR1");
+    std::fs::write(&bad, bytes).unwrap();
+    let ctx = df_variant::variant_context();
+    let err = match ctx.sql(&format!("SELECT * FROM '{}'", bad.display())).await {
+        Ok(df) => df.collect().await.unwrap_err(),
+        Err(e) => e,
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("{} is not a valid Parquet file", bad.display())),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

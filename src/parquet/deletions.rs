@@ -98,7 +98,11 @@ pub async fn access_plan_for(
         .with_page_index_policy(Some(PageIndexPolicy::Optional))
         .fetch_metadata()
         .await?;
-    access_plan_without(&metadata, &deleted.0, object.location.as_ref())
+    access_plan_without(
+        &metadata,
+        &deleted.0,
+        &super::footer::shown(object.location.as_ref()),
+    )
 }
 
 #[cfg(test)]

@@ -93,14 +93,29 @@ pub async fn check_parquet_footer(store: &dyn ObjectStore, object: &ObjectMeta) 
         store
             .get_range(&object.location, size - TAIL..size)
             .await
-            .map_err(|e| exec_datafusion_err!("cannot read {}: {e}", object.location))?
+            .map_err(|e| {
+                exec_datafusion_err!("cannot read {}: {e}", shown(object.location.as_ref()))
+            })?
     } else {
         Bytes::new()
     };
-    check_parquet_tail(object.location.as_ref(), size, &tail).map_err(DataFusionError::Execution)
+    check_parquet_tail(&shown(object.location.as_ref()), size, &tail)
+        .map_err(DataFusionError::Execution)
 }
 
 /// Whether DataFusion's metadata cache holds current metadata of `object`.
+/// How an error names the file at object-store `location`: object-store
+/// paths drop the leading `/` of a local file's absolute path, which is put
+/// back when that file exists (a remote key stays as it is).
+pub(crate) fn shown(location: &str) -> String {
+    let local = format!("/{location}");
+    if !location.starts_with('/') && std::path::Path::new(&local).exists() {
+        local
+    } else {
+        location.to_string()
+    }
+}
+
 pub(crate) fn cached(cache: Option<&Arc<FileMetadataCache>>, object: &ObjectMeta) -> bool {
     cache
         .and_then(|c| c.get(&object.location))
@@ -179,7 +194,7 @@ impl AsyncFileReader for GuardedReader {
                 } else {
                     Bytes::new()
                 };
-                check_parquet_tail(self.object.location.as_ref(), size, &tail)
+                check_parquet_tail(&shown(self.object.location.as_ref()), size, &tail)
                     .map_err(ParquetError::General)?;
                 self.checked = true;
             }
@@ -190,8 +205,12 @@ impl AsyncFileReader for GuardedReader {
                 .unwrap_or_default()
                 .with_page_index_policy(PageIndexPolicy::Optional);
             let metadata = self.inner.get_metadata(Some(&options)).await?;
-            check_parquet_metadata(self.object.location.as_ref(), self.object.size, &metadata)
-                .map_err(ParquetError::General)?;
+            check_parquet_metadata(
+                &shown(self.object.location.as_ref()),
+                self.object.size,
+                &metadata,
+            )
+            .map_err(ParquetError::General)?;
             Ok(metadata)
         }
         .boxed()
@@ -238,7 +257,7 @@ pub async fn check_parquet_file(
         .with_page_index_policy(Some(PageIndexPolicy::Optional))
         .fetch_metadata()
         .await?;
-    check_parquet_metadata(object.location.as_ref(), object.size, &metadata)
+    check_parquet_metadata(&shown(object.location.as_ref()), object.size, &metadata)
         .map_err(DataFusionError::Execution)
 }
 

@@ -464,7 +464,7 @@ impl ExecutionPlan for VariantScanExec {
                         .fetch_metadata()
                         .await?;
                     super::footer::check_parquet_metadata(
-                        file.object_meta.location.as_ref(),
+                        &super::footer::shown(file.object_meta.location.as_ref()),
                         file.object_meta.size,
                         &metadata,
                     )
@@ -572,10 +572,10 @@ fn log_reads(
 /// What a partition reading `files` reads, for its errors: the file, or the
 /// first few of several (the failing one among them).
 fn reading_files(files: &[PartitionedFile]) -> String {
-    let names: Vec<&str> = files
+    let names: Vec<String> = files
         .iter()
         .take(3)
-        .map(|f| f.object_meta.location.as_ref())
+        .map(|f| super::footer::shown(f.object_meta.location.as_ref()))
         .collect();
     match files.len() {
         1 => format!("reading {}", names[0]),
