@@ -845,8 +845,7 @@ fn a_planted_panic_in_a_function_fails_the_check() {
 /// and leaves a live writer's alone.
 #[tokio::test]
 async fn a_killed_copys_staging_folder_goes_with_the_next_write() {
-    let dir = std::env::temp_dir().join(format!("df_variant_leftover_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("leftover");
     let boot: String = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .unwrap()
         .chars()
@@ -882,9 +881,7 @@ async fn a_killed_copys_staging_folder_goes_with_the_next_write() {
 /// content: the key holds a digest of the footer read afresh.
 #[tokio::test]
 async fn the_scan_cache_sees_a_rewrite_that_keeps_size_and_time() {
-    let dir = std::env::temp_dir().join(format!("df_variant_rewrite_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("rewrite");
     let ctx = df_variant::variant_context();
     let run = |sql: String| {
         let ctx = ctx.clone();
@@ -942,9 +939,7 @@ async fn the_scan_cache_sees_a_rewrite_that_keeps_size_and_time() {
 /// included (object-store paths drop it).
 #[tokio::test]
 async fn errors_name_local_files_by_their_absolute_path() {
-    let dir = std::env::temp_dir().join(format!("df_variant_named_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("named");
     let bad = dir.join("truncated.parquet");
     let mut bytes = b"PAR1".to_vec();
     bytes.extend(vec![0u8; 100]);
@@ -962,4 +957,12 @@ async fn errors_name_local_files_by_their_absolute_path() {
         "{text}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An empty folder of this process's for the test `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("df_variant_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

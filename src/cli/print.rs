@@ -86,20 +86,36 @@ fn displayable(batch: &RecordBatch, tz: &SessionTz) -> Result<RecordBatch> {
     {
         return Ok(batch.clone());
     }
+    as_text(batch, |field, column| {
+        if is_variant_field(field) {
+            variant_json(column, tz).map(Some)
+        } else if has_nested_variant(field.data_type()) {
+            json_fragments(field, column, tz).map(Some)
+        } else {
+            Ok(None)
+        }
+    })
+}
+
+/// `batch` with the columns `text` gives text for replaced by that text
+/// (nullable `Utf8` columns of the same names); the others kept.
+fn as_text(
+    batch: &RecordBatch,
+    text: impl Fn(&Field, &ArrayRef) -> Result<Option<Vec<Option<String>>>>,
+) -> Result<RecordBatch> {
+    let schema = batch.schema();
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        if is_variant_field(field) {
-            fields.push(Field::new(field.name(), DataType::Utf8, true));
-            columns.push(Arc::new(StringArray::from(variant_json(column, tz)?)));
-        } else if has_nested_variant(field.data_type()) {
-            fields.push(Field::new(field.name(), DataType::Utf8, true));
-            columns.push(Arc::new(StringArray::from(json_fragments(
-                field, column, tz,
-            )?)));
-        } else {
-            fields.push(field.as_ref().clone());
-            columns.push(Arc::clone(column));
+        match text(field, column)? {
+            Some(rows) => {
+                fields.push(Field::new(field.name(), DataType::Utf8, true));
+                columns.push(Arc::new(StringArray::from(rows)));
+            }
+            None => {
+                fields.push(field.as_ref().clone());
+                columns.push(Arc::clone(column));
+            }
         }
     }
     Ok(RecordBatch::try_new(
@@ -115,21 +131,13 @@ fn csv_writable(batch: RecordBatch) -> Result<RecordBatch> {
     if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
         return Ok(batch);
     }
-    let mut fields = Vec::with_capacity(schema.fields().len());
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
-    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+    as_text(&batch, |field, column| {
         if field.data_type().is_nested() {
-            fields.push(Field::new(field.name(), DataType::Utf8, true));
-            columns.push(Arc::new(StringArray::from(display_text(column)?)));
+            display_text(column).map(Some)
         } else {
-            fields.push(field.as_ref().clone());
-            columns.push(Arc::clone(column));
+            Ok(None)
         }
-    }
-    Ok(RecordBatch::try_new(
-        Arc::new(Schema::new(fields)),
-        columns,
-    )?)
+    })
 }
 
 /// Prints `batches` (with `schema`, for empty results) to `out`.
