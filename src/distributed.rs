@@ -13,9 +13,12 @@
 //! each worker still reads shredded leaves, prunes row groups and pages, and skips
 //! Delta files on their per-path bounds, for its share of the files; the counters
 //! come back to the coordinator's `EXPLAIN ANALYZE`. `SET variant.*` settings
-//! travel with every query (as request headers). DataFusion's own settings do
-//! not (datafusion-distributed sends only registered extensions): a worker uses
-//! its own `datafusion.*` defaults, so set the same time zone on every worker.
+//! travel with every query (as request headers), and so do the DataFusion
+//! settings that functions read while a plan runs ([`SESSION_SETTINGS`]: the
+//! session time zone and ANSI mode), which datafusion-distributed alone does not
+//! send. A worker runs each query with its coordinator's values, whatever its
+//! own defaults, and refuses a query whose setting it cannot honour (a setting
+//! it does not know, a time zone it cannot read) with an error naming it.
 //!
 //! Failures: a worker that cannot be reached within [`CONNECT_TIMEOUT`] fails the
 //! query with an error naming its URL; a worker that dies in the middle of a query
@@ -117,7 +120,7 @@ pub fn with_cluster(
     builder
         .with_distributed_planner()
         .with_distributed_worker_resolver(workers)
-        .with_distributed_channel_resolver(channels)
+        .with_distributed_channel_resolver(SessionChannels(channels))
         .with_distributed_user_codec(VariantPhysicalCodec::default())
         .with_distributed_option_extension(options)
         .with_distributed_metrics_collection(true)
@@ -145,6 +148,7 @@ where
             let mut builder = ctx
                 .builder
                 .with_distributed_option_extension_from_headers::<VariantOptions>(&ctx.headers)?;
+            apply_session_settings(builder.config().get_or_insert_default(), &ctx.headers)?;
             // Spark's built-ins only for queries planned with them: some share a
             // name with DataFusion's (`date_part`), and plans name functions.
             let spark = builder
@@ -211,6 +215,139 @@ fn guard_scans(
         }
     })
     .map(|t| t.data)
+}
+
+/// The DataFusion settings that functions read while a plan runs, which each
+/// query sends its workers: the session time zone (Variant timestamps printed by
+/// `to_json` or cast to strings, `date_part` and the like) and ANSI mode
+/// (casts that fail instead of giving NULL). Settings read while planning need
+/// not travel: planning stays on the coordinator.
+pub const SESSION_SETTINGS: &[&str] = &[
+    "datafusion.execution.time_zone",
+    "datafusion.execution.enable_ansi_mode",
+];
+
+/// The request header that carries a setting of [`SESSION_SETTINGS`], followed by
+/// its key (an unset value is sent empty).
+const SETTING_HEADER: &str = "x-df-variant-setting-";
+
+/// The coordinator's [`SESSION_SETTINGS`] as request headers.
+fn session_setting_headers(
+    options: &datafusion::config::ConfigOptions,
+    headers: &mut tonic::codegen::http::HeaderMap,
+) -> Result<()> {
+    use tonic::codegen::http::{HeaderName, HeaderValue};
+    for entry in options.entries() {
+        if !SESSION_SETTINGS.contains(&entry.key.as_str()) {
+            continue;
+        }
+        let value = entry.value.unwrap_or_default();
+        let name = HeaderName::from_bytes(format!("{SETTING_HEADER}{}", entry.key).as_bytes())
+            .map_err(|e| exec_datafusion_err!("setting {}: {e}", entry.key))?;
+        let value = Some(&value)
+            .filter(|v| v.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
+            .and_then(|v| HeaderValue::from_str(v).ok())
+            .ok_or_else(|| {
+                exec_datafusion_err!(
+                    "cannot send {} = '{value}' to the workers: only printable ASCII travels",
+                    entry.key
+                )
+            })?;
+        headers.insert(name, value);
+    }
+    Ok(())
+}
+
+/// Sets on a worker's session the [`SESSION_SETTINGS`] its coordinator sent.
+///
+/// # Errors
+/// A configuration error naming the setting when this worker cannot honour it:
+/// a key it does not know (a coordinator of another version) or a value it
+/// cannot use (a time zone it cannot read).
+fn apply_session_settings(
+    config: &mut datafusion::prelude::SessionConfig,
+    headers: &tonic::codegen::http::HeaderMap,
+) -> Result<()> {
+    for (name, value) in headers {
+        let Some(key) = name.as_str().strip_prefix(SETTING_HEADER) else {
+            continue;
+        };
+        let value = String::from_utf8_lossy(value.as_bytes());
+        let refuse = |why: &dyn std::fmt::Display| {
+            DataFusionError::Configuration(format!(
+                "this df-variant worker cannot honour the coordinator's setting {key} = '{value}': {why}"
+            ))
+        };
+        if !SESSION_SETTINGS.contains(&key) {
+            return Err(refuse(
+                &"it does not know it (run the same df-variant version on the coordinator and its workers)",
+            ));
+        }
+        let options = config.options_mut();
+        if key == "datafusion.execution.time_zone" {
+            options.execution.time_zone = (!value.is_empty()).then(|| value.to_string());
+            crate::config::session_tz(options).map_err(|e| refuse(&e))?;
+        } else {
+            options.set(key, &value).map_err(|e| refuse(&e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A coordinator's channels to its workers, each query's [`SESSION_SETTINGS`]
+/// added to the request that hands a worker its task.
+struct SessionChannels<C>(C);
+
+#[async_trait]
+impl<C: ChannelResolver + Send + Sync> ChannelResolver for SessionChannels<C> {
+    async fn get_worker_client_for_url(&self, url: &Url) -> Result<Box<dyn WorkerChannel>> {
+        let inner = self.0.get_worker_client_for_url(url).await?;
+        Ok(Box::new(SessionChannel(inner)))
+    }
+}
+
+/// A worker's channel that sends the coordinator's [`SESSION_SETTINGS`].
+struct SessionChannel(Box<dyn WorkerChannel>);
+
+#[async_trait]
+impl WorkerChannel for SessionChannel {
+    async fn coordinator_channel(
+        &mut self,
+        mut headers: tonic::codegen::http::HeaderMap,
+        set_plan_request: datafusion_distributed::SetPlanRequest,
+        c2w_stream: futures::stream::BoxStream<
+            'static,
+            datafusion_distributed::CoordinatorToWorkerMsg,
+        >,
+        metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
+        task_ctx: &Arc<datafusion::execution::TaskContext>,
+    ) -> Result<
+        futures::stream::BoxStream<'static, Result<datafusion_distributed::WorkerToCoordinatorMsg>>,
+    > {
+        session_setting_headers(task_ctx.session_config().options(), &mut headers)?;
+        self.0
+            .coordinator_channel(headers, set_plan_request, c2w_stream, metrics, task_ctx)
+            .await
+    }
+
+    async fn execute_task(
+        &mut self,
+        headers: tonic::codegen::http::HeaderMap,
+        request: datafusion_distributed::ExecuteTaskRequest,
+        metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
+        task_ctx: &Arc<datafusion::execution::TaskContext>,
+    ) -> Result<Vec<futures::stream::BoxStream<'static, Result<arrow::array::RecordBatch>>>> {
+        self.0
+            .execute_task(headers, request, metrics, task_ctx)
+            .await
+    }
+
+    async fn get_worker_info(
+        &mut self,
+        request: datafusion_distributed::GetWorkerInfoRequest,
+    ) -> Result<datafusion_distributed::GetWorkerInfoResponse> {
+        self.0.get_worker_info(request).await
+    }
 }
 
 /// A fixed list of workers.
@@ -464,5 +601,71 @@ impl ChannelResolver for InMemoryChannels {
             .get(url)
             .ok_or_else(|| exec_datafusion_err!("no in-memory worker {url}"))?;
         Ok(grpc::create_worker_client(channel.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::prelude::SessionConfig;
+    use tonic::codegen::http::HeaderMap;
+
+    fn sent(options: &datafusion::config::ConfigOptions) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        session_setting_headers(options, &mut headers).unwrap();
+        headers
+    }
+
+    #[test]
+    fn a_worker_runs_with_the_coordinators_settings_whatever_its_own() {
+        let mut coordinator = SessionConfig::new();
+        coordinator.options_mut().execution.time_zone = Some("America/New_York".into());
+        coordinator.options_mut().execution.enable_ansi_mode = true;
+        let mut worker = SessionConfig::new();
+        worker.options_mut().execution.time_zone = Some("+02:00".into());
+        apply_session_settings(&mut worker, &sent(coordinator.options())).unwrap();
+        assert_eq!(
+            worker.options().execution.time_zone.as_deref(),
+            Some("America/New_York")
+        );
+        assert!(worker.options().execution.enable_ansi_mode);
+        // An unset zone is sent too, and unsets the worker's.
+        apply_session_settings(&mut worker, &sent(SessionConfig::new().options())).unwrap();
+        assert_eq!(worker.options().execution.time_zone, None);
+        assert!(!worker.options().execution.enable_ansi_mode);
+    }
+
+    #[test]
+    fn a_worker_refuses_a_setting_it_cannot_honour() {
+        let refused = |key: &str, value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                tonic::codegen::http::HeaderName::from_bytes(
+                    format!("{SETTING_HEADER}{key}").as_bytes(),
+                )
+                .unwrap(),
+                value.parse().unwrap(),
+            );
+            apply_session_settings(&mut SessionConfig::new(), &headers)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused("datafusion.execution.time_zone", "Mars/Olympus_Mons");
+        assert!(
+            e.contains("cannot honour") && e.contains("Mars/Olympus_Mons"),
+            "{e}"
+        );
+        let e = refused("datafusion.execution.some_future_setting", "1");
+        assert!(e.contains("does not know it"), "{e}");
+        let e = refused("datafusion.execution.enable_ansi_mode", "perhaps");
+        assert!(e.contains("enable_ansi_mode = 'perhaps'"), "{e}");
+    }
+
+    #[test]
+    fn a_zone_that_is_not_ascii_is_refused_on_the_coordinator() {
+        let mut options = datafusion::config::ConfigOptions::new();
+        options.execution.time_zone = Some("Zone\u{e9}".into());
+        let e = session_setting_headers(&options, &mut HeaderMap::new()).unwrap_err();
+        assert!(e.to_string().contains("printable ASCII"), "{e}");
     }
 }

@@ -483,6 +483,56 @@ async fn variant_settings_reach_the_workers() -> Result<()> {
     Ok(())
 }
 
+/// The session time zone travels with each query: Variant timestamps that
+/// workers print with `to_json` are in the coordinator's zone, not UTC (a
+/// silent wrong answer before), and a `SET` between queries reaches them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_time_zone_reaches_the_workers() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("df_variant_dist_tz_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display();
+    let writer = df_variant::variant_context();
+    for part in 0..4 {
+        let sql = format!(
+            "COPY (SELECT CAST(value % 3 AS BIGINT) AS k, CAST(arrow_cast(\
+             to_timestamp_seconds(1700000000 + value * 3607), \
+             'Timestamp(Microsecond, Some(\"UTC\"))') AS VARIANT) AS t \
+             FROM generate_series({}, {})) TO '{d}/ts/{part}.parquet' STORED AS PARQUET",
+            part * 500,
+            part * 500 + 499
+        );
+        writer.sql(&sql).await?.collect().await?;
+    }
+    let q = "SELECT k, min(to_json(t)) AS first, max(to_json(t)) AS last, \
+             count(DISTINCT to_json(t)) AS n FROM ts GROUP BY k ORDER BY k";
+    let register = format!("CREATE EXTERNAL TABLE ts STORED AS PARQUET LOCATION '{d}/ts/'");
+    let runtime = Arc::new(RuntimeEnv::default());
+    let cluster = df_variant::distributed::InMemoryCluster::start(2, Arc::clone(&runtime));
+    let builder =
+        df_variant::variant_state_builder(SessionConfig::new().with_target_partitions(2), runtime);
+    let ctx = SessionContext::new_with_state(cluster.coordinator(builder)?.build());
+    let alone = df_variant::variant_context();
+    for c in [&ctx, &alone] {
+        c.sql(&register).await?.collect().await?;
+    }
+    let mut answers = Vec::new();
+    for zone in ["America/New_York", "+05:30", "UTC"] {
+        let set = format!("SET datafusion.execution.time_zone = '{zone}'");
+        for c in [&ctx, &alone] {
+            c.sql(&set).await?.collect().await?;
+        }
+        let (expected, _) = run(&alone, plan(&alone, q).await?).await?;
+        let (got, _, distributed) = run_distributed(&ctx, q).await?;
+        assert!(distributed, "{q} did not run on the workers");
+        assert_eq!(got, expected, "in {zone}");
+        answers.push(got);
+    }
+    assert!(answers[0].contains("-05:00") && answers[1].contains("+05:30"));
+    assert_ne!(answers[0], answers[2]);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 /// A `df-variant worker` process on a free loopback port.
 struct WorkerProcess {
     child: Child,

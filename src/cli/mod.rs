@@ -116,7 +116,9 @@ pub enum Command {
     },
     /// Serve a distributed-execution worker (datafusion-distributed, gRPC) with
     /// everything of df-variant, for coordinators started with `--workers`.
-    /// Prints `listening on http://ADDR:PORT` once it accepts queries.
+    /// Each query runs with its coordinator's settings (`variant.*`, the time
+    /// zone, ANSI mode), so a worker has none to set. Prints
+    /// `listening on http://ADDR:PORT` once it accepts queries.
     #[cfg(feature = "distributed")]
     Worker {
         /// TCP port (0: any free port, printed).
