@@ -48,6 +48,7 @@ pub mod demo;
 pub mod distributed;
 pub(crate) mod fs;
 mod ingest;
+mod memory;
 mod memtable;
 pub mod optimizer;
 pub mod parquet;
@@ -69,6 +70,7 @@ pub use config::{
 pub use ingest::{
     READ_JSON_VARIANT, ReadJsonVariant, TRY_READ_JSON_VARIANT, read_json_variant_schema,
 };
+pub use memory::memory_limited_runtime;
 pub use memtable::{ShreddedMemTable, ShreddedMemoryExec};
 pub use spark::{
     AVAILABLE as SPARK_FUNCTIONS_AVAILABLE, register_spark_functions, with_spark_functions,
@@ -97,7 +99,7 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
@@ -297,33 +299,6 @@ pub fn variant_state_builder(
         builder = spark::with_spark_functions(builder);
     }
     with_variant(builder)
-}
-
-/// A runtime whose queries together use at most `limit` bytes of tracked memory:
-/// DataFusion's `FairSpillPool` (each spilling operator gets a fair share, and
-/// sorts, aggregations and joins spill to the OS temporary directory when they
-/// reach it), inside a pool that names its largest consumers when memory runs
-/// out. A query that cannot fit fails with DataFusion's "Resources exhausted"
-/// error instead of the process growing without bound.
-///
-/// ```
-/// let runtime = df_variant::memory_limited_runtime(64 << 20).unwrap();
-/// let ctx = df_variant::variant_context_with_runtime(Default::default(), runtime);
-/// # let _ = ctx;
-/// ```
-///
-/// # Errors
-/// When the disk manager cannot be set up.
-pub fn memory_limited_runtime(limit: usize) -> Result<Arc<RuntimeEnv>> {
-    use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
-    use std::num::NonZeroUsize;
-    let pool = TrackConsumersPool::new(
-        FairSpillPool::new(limit),
-        NonZeroUsize::new(5).unwrap_or(NonZeroUsize::MIN),
-    );
-    RuntimeEnvBuilder::new()
-        .with_memory_pool(Arc::new(pool))
-        .build_arc()
 }
 
 /// Parses a memory size such as `512M`, `2G`, `1.5GiB` or `1048576` (bytes;

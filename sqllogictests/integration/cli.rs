@@ -360,6 +360,24 @@ fn memory_limit_spills_or_fails_clearly() {
     } else {
         assert!(stderr.contains("Resources exhausted"), "{stderr}");
     }
+    // The issue's query: 2M distinct strings in 4 groups, whose distinct sets
+    // DataFusion keeps whole per group; at 64M it fails at once, saying what
+    // the limit was and what to change.
+    let sql = "SELECT g, count(*) AS n, count(DISTINCT s) AS d FROM (SELECT value % 4 AS g, \
+               'did:plc:' || value AS s FROM generate_series(1, 2000000)) GROUP BY g ORDER BY g";
+    let out = cli(
+        &["-q", "--format", "csv", "--memory-limit", "64M", "-c", sql],
+        None,
+    );
+    let stderr = text(&out.stderr);
+    if out.status.success() {
+        assert!(text(&out.stdout).starts_with("g,n,d\n0,500000,500000\n"));
+    } else {
+        assert!(
+            stderr.contains("memory limit of 64.0 MB: raise it (`--memory-limit` in the CLI"),
+            "{stderr}"
+        );
+    }
     let out = cli(&["--memory-limit", "lots", "-c", "SELECT 1"], None);
     assert!(!out.status.success());
     assert!(

@@ -1,7 +1,8 @@
 //! Memory inside DataFusion's pool: every operator of ours that keeps state
 //! (and the scan cache) reserves it in the runtime's `MemoryPool`, and a
 //! `count(DISTINCT)` under a memory limit never fails where DataFusion's own
-//! plan succeeds.
+//! plan succeeds, and where it fails, fails at once naming the limit and what
+//! to change.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,7 @@ use datafusion::datasource::MemTable;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::memory_pool::{
     GreedyMemoryPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
+    human_readable_size,
 };
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -175,10 +177,25 @@ async fn limited(kind: &str, limit: usize, table: &Arc<MemTable>, q: &str) -> Re
         .unwrap_or_else(|_| panic!("{kind} at {limit} bytes: {q} ran for five minutes"));
     Ok(match run {
         Ok(answer) => answer,
-        Err(e) if e.to_string().contains("Resources exhausted") => {
-            "error: resources exhausted".to_string()
+        Err(e) => {
+            // Whatever failed, the message says what the limit was and what to
+            // change (DataFusion's alone says `fair(pool_size: 64.0 MB)`).
+            let e = e.to_string();
+            let limit_named = e.contains(&format!(
+                "The query needs more than the memory limit of {}: raise it",
+                human_readable_size(limit)
+            ));
+            let ours = e.contains("SET variant.partition_distinct_count = false");
+            assert!(
+                limit_named || ours,
+                "{kind} at {limit} bytes: {q}: the error does not say what to change: {e}"
+            );
+            if e.contains("Resources exhausted") {
+                "error: resources exhausted".to_string()
+            } else {
+                format!("error: {e}")
+            }
         }
-        Err(e) => format!("error: {e}"),
     })
 }
 
