@@ -11,11 +11,24 @@
 //!
 //! A `file://` prefix is accepted and removed; any other URL scheme is refused.
 //! Files are returned sorted by path.
+//!
+//! [`HideHiddenFiles`] applies the same rule to the listings of an object store,
+//! so that `FROM 'dir/'` and tables over a folder skip hidden files too (the CLI
+//! uses it for local files).
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::Expr;
+use datafusion::object_store::{
+    self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+    path::Path as ObjectPath,
+};
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 
 /// One input file and its size in bytes when the query was planned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,9 +210,211 @@ pub fn path_argument(name: &str, exprs: &[Expr]) -> Result<String> {
     }
 }
 
+/// An object store whose listings leave out hidden files: objects with a name
+/// below the listed prefix that starts with `.` or `_` (`.stale.parquet`, the
+/// `._x.parquet` files macOS leaves on shared drives, `_SUCCESS`), or that lie in
+/// such a folder, as Spark and Hive read a folder. DataFusion reads a folder's
+/// files from the store's listing, so `FROM 'dir/'` and a table over `dir/` skip
+/// them; a hidden file named on its own is still read. Every other call goes to
+/// the wrapped store unchanged.
+///
+/// The CLI wraps its local file system in it. DataFusion alone reads hidden
+/// files, and so does a session of `with_variant` unless its runtime wraps a
+/// store the same way:
+///
+/// ```
+/// use std::sync::Arc;
+/// use datafusion::execution::object_store::ObjectStoreUrl;
+/// use datafusion::execution::runtime_env::RuntimeEnv;
+/// let runtime = RuntimeEnv::default();
+/// let url = ObjectStoreUrl::local_filesystem();
+/// let local = runtime.object_store(&url).unwrap();
+/// runtime.register_object_store(url.as_ref(), Arc::new(df_variant::HideHiddenFiles::new(local)));
+/// ```
+#[derive(Debug)]
+pub struct HideHiddenFiles {
+    inner: Arc<dyn ObjectStore>,
+}
+
+impl HideHiddenFiles {
+    /// `inner`, its listings without hidden files.
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self { inner }
+    }
+
+    /// `listing` without the objects hidden below `prefix`.
+    fn visible(
+        prefix: Option<&ObjectPath>,
+        listing: BoxStream<'static, object_store::Result<ObjectMeta>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let depth = prefix.map_or(0, |p| p.parts().count());
+        listing
+            .try_filter(move |meta| {
+                let hidden = meta
+                    .location
+                    .parts()
+                    .skip(depth)
+                    .any(|part| is_hidden(part.as_ref()));
+                std::future::ready(!hidden)
+            })
+            .boxed()
+    }
+}
+
+impl std::fmt::Display for HideHiddenFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The wrapped store's name: the sink asks whether a store is local by it.
+        write!(f, "{}", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+#[deny(clippy::missing_trait_methods)]
+impl ObjectStore for HideHiddenFiles {
+    async fn put_opts(
+        &self,
+        location: &ObjectPath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &ObjectPath,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &ObjectPath,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &ObjectPath,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<ObjectPath>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectPath>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        Self::visible(prefix, self.inner.list(prefix))
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&ObjectPath>,
+        offset: &ObjectPath,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        Self::visible(prefix, self.inner.list_with_offset(prefix, offset))
+    }
+
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> object_store::Result<ListResult> {
+        // Folders (partitions) as they are; the files listed in them are filtered.
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &ObjectPath,
+        to: &ObjectPath,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &ObjectPath,
+        to: &ObjectPath,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        // The wrapped store's rename: a local one is atomic, which commits need.
+        self.inner.rename_opts(from, to, options).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn listings_leave_out_hidden_files_below_the_prefix() {
+        use datafusion::object_store::ObjectStoreExt;
+        use datafusion::object_store::memory::InMemory;
+        let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        for name in [
+            "d/a.parquet",
+            "d/.b.parquet",
+            "d/._a.parquet",
+            "d/_c.parquet",
+            "d/_t/x.parquet",
+            "d/p=1/y.parquet",
+            "d/p=1/.z.parquet",
+            "_delta_log/00.json",
+        ] {
+            inner
+                .put(&ObjectPath::from(name), PutPayload::from_static(b"1"))
+                .await
+                .unwrap();
+        }
+        let store = HideHiddenFiles::new(inner);
+        let names = |listing: BoxStream<'static, object_store::Result<ObjectMeta>>| async {
+            let mut names: Vec<String> = listing
+                .map_ok(|m| m.location.to_string())
+                .try_collect()
+                .await
+                .unwrap();
+            names.sort();
+            names
+        };
+        let d = ObjectPath::from("d");
+        assert_eq!(
+            names(store.list(Some(&d))).await,
+            ["d/a.parquet", "d/p=1/y.parquet"]
+        );
+        // A hidden folder listed by name shows its files.
+        let t = ObjectPath::from("d/_t");
+        assert_eq!(names(store.list(Some(&t))).await, ["d/_t/x.parquet"]);
+        let log = ObjectPath::from("_delta_log");
+        assert_eq!(
+            names(store.list_with_offset(Some(&log), &ObjectPath::from("_delta_log/0"))).await,
+            ["_delta_log/00.json"]
+        );
+        // Everything else goes through: a hidden file by name, renames.
+        assert!(store.head(&ObjectPath::from("d/.b.parquet")).await.is_ok());
+        store
+            .rename(
+                &ObjectPath::from("d/_c.parquet"),
+                &ObjectPath::from("d/c.parquet"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            names(store.list(Some(&d))).await,
+            ["d/a.parquet", "d/c.parquet", "d/p=1/y.parquet"]
+        );
+    }
 
     #[test]
     fn globs() {

@@ -67,6 +67,7 @@ pub use config::{
     ByteSize, DEFAULT_SCAN_CACHE_BYTES, ShreddingMode, ShreddingSchema, ShreddingSetting,
     VariantOptions, session_tz,
 };
+pub use fs::HideHiddenFiles;
 pub use ingest::{
     READ_JSON_VARIANT, ReadJsonVariant, TRY_READ_JSON_VARIANT, read_json_variant_schema,
 };

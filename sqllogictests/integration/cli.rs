@@ -475,3 +475,110 @@ fn a_reshred_killed_midway_loses_nothing() {
     assert_eq!(entries.len(), 3, "{entries:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One shell session over a folder that other processes change between its
+/// statements: each statement sees the folder as it is now (DataFusion keeps a
+/// folder's listing for the session; the CLI reads it afresh), so a file added
+/// from outside is counted and a removed one is neither read nor an error.
+#[test]
+fn a_session_sees_files_added_and_removed_from_outside() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("df_variant_cli_outside_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir = format!("{}/", dir.display());
+    let write = |file: &str, rows: u32| {
+        let out = cli(
+            &[
+                "-q",
+                "-c",
+                &format!(
+                    "COPY (SELECT parse_json('{{\"i\":' || value || '}}') AS v FROM generate_series(1, {rows})) TO '{dir}{file}' STORED AS PARQUET"
+                ),
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    write("a.parquet", 10);
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_df-variant"))
+        .args(["-q", "--format", "csv"])
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start df-variant");
+    let mut input = shell.stdin.take().unwrap();
+    let mut output = BufReader::new(shell.stdout.take().unwrap()).lines();
+    let mut count = || {
+        writeln!(
+            input,
+            "SELECT count(*) AS n, sum(v:i::int) AS s FROM '{dir}';"
+        )
+        .unwrap();
+        input.flush().unwrap();
+        // The header line, then the row.
+        loop {
+            let line = output.next().expect("an answer").unwrap();
+            if line == "n,s" {
+                return output.next().expect("a row").unwrap();
+            }
+        }
+    };
+    assert_eq!(count(), "10,55");
+    write("b.parquet", 3);
+    assert_eq!(count(), "13,61", "a file added from outside");
+    std::fs::remove_file(format!("{dir}a.parquet")).unwrap();
+    assert_eq!(count(), "3,6", "a file removed from outside");
+    drop(input);
+    let out = shell.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Hidden files (`.x.parquet`, macOS's `._x.parquet`, `_x.parquet`, files in a
+/// `_tmp/` folder) are not part of a folder, as Spark and `read_json_variant`
+/// read one: a stale one no longer breaks `FROM 'dir/'`, and one named on its
+/// own is still read.
+#[test]
+fn a_folders_hidden_files_are_left_out() {
+    let dir = std::env::temp_dir().join(format!("df_variant_cli_hidden_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = format!("{}/", dir.display());
+    let out = cli(
+        &[
+            "-q",
+            "-c",
+            &format!(
+                "COPY (SELECT parse_json('{{\"x\":1}}') AS v) TO '{d}a.parquet' STORED AS PARQUET"
+            ),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for copy in ["_b.parquet", ".c.parquet", "_tmp/d.parquet"] {
+        std::fs::create_dir_all(dir.join(copy).parent().unwrap()).unwrap();
+        std::fs::copy(dir.join("a.parquet"), dir.join(copy)).unwrap();
+    }
+    std::fs::write(dir.join(".stale.parquet"), b"garbage").unwrap();
+    std::fs::write(dir.join("._a.parquet"), b"\x00\x05\x16\x07AppleDouble").unwrap();
+    let out = cli(
+        &[
+            "-q",
+            "--format",
+            "csv",
+            "-c",
+            &format!("SELECT count(*) AS n FROM '{d}'"),
+            "-c",
+            &format!("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{d}'"),
+            "-c",
+            "SELECT count(*) AS n FROM t",
+            "-c",
+            &format!("SELECT count(*) AS n FROM '{d}.c.parquet'"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "n\n1\nn\n1\nn\n1\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

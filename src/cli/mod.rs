@@ -130,14 +130,32 @@ pub enum Command {
     },
 }
 
-/// The runtime of `--memory-limit` (DataFusion's default without one).
+/// The CLI's runtime: `--memory-limit`'s pool (DataFusion's default without
+/// one); folder listings read afresh by each statement (DataFusion keeps them
+/// for the session, so files another process added or removed went unseen;
+/// `SET datafusion.runtime.list_files_cache_limit = '1M'` brings the cache
+/// back); and hidden files (`.x`, `_x`) left out of local folder listings, as
+/// `read_json_variant`, Spark and Hive do.
 fn runtime(
     memory_limit: Option<usize>,
 ) -> datafusion::common::Result<std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
-    memory_limit.map_or_else(
-        || Ok(std::sync::Arc::default()),
-        df_variant::memory_limited_runtime,
-    )
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+    use std::sync::Arc;
+    let base = match memory_limit {
+        Some(limit) => df_variant::memory_limited_runtime(limit)?,
+        None => Arc::new(RuntimeEnv::default()),
+    };
+    let runtime = RuntimeEnvBuilder::from_runtime_env(&base)
+        .with_object_list_cache_limit(0)
+        .build_arc()?;
+    let local = ObjectStoreUrl::local_filesystem();
+    let store = runtime.object_store(&local)?;
+    runtime.register_object_store(
+        local.as_ref(),
+        Arc::new(df_variant::HideHiddenFiles::new(store)),
+    );
+    Ok(runtime)
 }
 
 /// `df-variant worker`: serves until killed.
