@@ -5,6 +5,7 @@
 //! ```text
 //! v:a.b                      =>  variant_get(v, '$.a.b')
 //! v:a['key with space'][0]   =>  variant_get(v, '$.a.key with space[0]')
+//! v:`a.b`, v:a['x.y']        =>  variant_get(v, '$.a.b'), variant_get(v, '$.a['x.y']')
 //! v:a.b::bigint              =>  variant_get(v, '$.a.b', 'bigint')
 //! TRY_CAST(v:a AS int)       =>  try_variant_get(v, '$.a', 'int')
 //! v['a']['b'], v['a'][0]     =>  variant_get(v, '$.a.b'), variant_get(v, '$.a[0]')
@@ -12,6 +13,8 @@
 //! s:a    (s a JSON string)   =>  variant_get(parse_json(s), '$.a')
 //! ```
 //!
+//! A backquoted (or double-quoted) name is spliced into the path as Spark does,
+//! so `` v:`a.b` `` is the path `$.a.b`; a key holding a dot is named in brackets.
 //! Keys are case-sensitive. The result is VARIANT unless cast; casts follow
 //! Spark's cast matrix (`variant_get`), `TRY_CAST` gives NULL instead of an error.
 
@@ -129,6 +132,11 @@ pub fn parse_colon_path(text: &str) -> Result<Vec<Step>> {
             }
             _ if !expect_key => return Err(bad(&format!("unexpected '{}'", chars[i]))),
             '"' | '`' => {
+                // Spark splices a backquoted name into its path text unquoted
+                // (pyspark 4.3.0: `:\`a.b\`` reads `$.a.b`, `:\`a[0]\`` reads
+                // `$.a[0]`); `['a.b']` is its way to name a key with a dot.
+                // sqlparser keeps no quote style here, so a double-quoted name
+                // (Snowflake's form, a syntax error in Spark) is read the same.
                 let quote = chars[i];
                 let mut key = String::new();
                 let mut j = i + 1;
@@ -146,7 +154,9 @@ pub fn parse_colon_path(text: &str) -> Result<Vec<Step>> {
                         }
                     }
                 }
-                segments.push(Step::Key(key));
+                let steps = crate::variant::path::parse_steps(&format!("$.{key}"), false)
+                    .map_err(|e| bad(&format!("`{key}` is the path $.{key}: {e}")))?;
+                segments.extend(steps);
                 i = j + 1;
             }
             _ => {
@@ -453,7 +463,15 @@ mod tests {
         assert_eq!(path("a['key with space'][0]"), "$.a.key with space[0]");
         assert_eq!(path("a['x.y']"), "$.a['x.y']");
         assert_eq!(path("[0].x"), "$[0].x");
-        assert_eq!(path("\"a.b\".c"), "$['a.b'].c");
+        // A quoted name is spliced into the path, as Spark does with backquotes.
+        assert_eq!(path("\"a.b\".c"), "$.a.b.c");
+        assert_eq!(path("`a.b`"), "$.a.b");
+        assert_eq!(path("a.`x.y`"), "$.a.x.y");
+        assert_eq!(path("`a[0]`.c"), "$.a[0].c");
+        assert_eq!(path("`a b`.c"), "$.a b.c");
+        assert_eq!(path("`$`"), "$.$");
+        assert_eq!(path("`a'b`"), "$[\"a'b\"]");
+        assert_eq!(path("````"), "$.`");
         assert_eq!(path("a[\"it's\"]"), "$.a[\"it's\"]");
         assert_eq!(path("a['it''s']"), "$.a[\"it's\"]");
         assert_eq!(path("UPPER.lower"), "$.UPPER.lower");
@@ -477,7 +495,7 @@ mod tests {
 
     #[test]
     fn computed_or_broken_paths_are_refused() {
-        for bad in ["a[i]", "a[", "a[-1]", "", "a..b"] {
+        for bad in ["a[i]", "a[", "a[-1]", "", "a..b", "``", "`a..b`"] {
             let err = parse_colon_path(bad).unwrap_err().to_string();
             assert!(err.contains("invalid variant path"), "{bad}: {err}");
         }

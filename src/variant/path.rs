@@ -183,7 +183,7 @@ fn quoted_key(path: &str, i: usize) -> Result<Option<(String, usize)>, ()> {
 }
 
 /// The parser of both grammars; `wildcards` adds `[*]`, `.*` and `..name`.
-fn parse_steps(path: &str, wildcards: bool) -> Result<Vec<Step>, PathError> {
+pub(crate) fn parse_steps(path: &str, wildcards: bool) -> Result<Vec<Step>, PathError> {
     let err = || PathError {
         path: path.to_string(),
     };
