@@ -385,7 +385,7 @@ fn map_entry_fields(entries: &Field) -> Option<(&Field, &Field)> {
 }
 
 /// A Spark-style SQL name of an Arrow type, for error messages.
-fn sql_type_name(dt: &DataType) -> String {
+pub(crate) fn sql_type_name(dt: &DataType) -> String {
     match dt {
         DataType::Null => "VOID".into(),
         DataType::Boolean => "BOOLEAN".into(),

@@ -17,6 +17,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use super::casts::input_schema;
 use crate::array::is_variant_type;
+use crate::udf::CONSTANT_BOOLEAN_ARGUMENTS;
 use crate::udf::coerce::{data_diff_types, first_unconvertible, implicitly_variant};
 
 /// The analyzer rule described in the module docs. It runs before type coercion.
@@ -201,6 +202,22 @@ fn check_expr(e: &Expr, schema: &DFSchema) -> Result<()> {
                 "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] {} does not support ordering on type \"VARIANT\" in {e}; extract a typed value first",
                 f.name()
             );
+        }
+        Expr::ScalarFunction(f) => {
+            // Spark folds `create_if_missing` and `include_arrays` when it plans
+            // the query: a constant expression (`CAST(NULL AS BOOLEAN)`) is
+            // one, a column is not.
+            let name = f.name();
+            for (func, pos, arg_name) in CONSTANT_BOOLEAN_ARGUMENTS {
+                if *func == name
+                    && let Some(arg) = f.args.get(*pos)
+                    && (!arg.column_refs().is_empty() || arg.is_volatile())
+                {
+                    return plan_err!(
+                        "[DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] {name}: the input `{arg_name}` should be a foldable \"BOOLEAN\" expression; however, got {arg}"
+                    );
+                }
+            }
         }
         Expr::InList(il)
             if is_variant(&il.expr, schema) || il.list.iter().any(|x| is_variant(x, schema)) =>

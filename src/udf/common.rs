@@ -17,12 +17,32 @@ pub fn check_variant_arg(func: &str, pos: usize, field: &Field) -> Result<()> {
     if is_variant_field(field) || field.data_type() == &DataType::Null {
         Ok(())
     } else {
-        plan_err!(
-            "{func}: argument {} must be a VARIANT, found {}",
-            pos + 1,
-            field.data_type()
-        )
+        Err(unexpected_input_type(
+            func,
+            pos,
+            "VARIANT",
+            field.data_type(),
+        ))
     }
+}
+
+/// Spark's error for an argument of the wrong type (`is_valid_variant('1')`):
+/// `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] is_valid_variant: the first
+/// parameter requires the "VARIANT" type, however it has the type "STRING"`.
+pub fn unexpected_input_type(
+    func: &str,
+    pos: usize,
+    required: &str,
+    found: &DataType,
+) -> datafusion::error::DataFusionError {
+    const ORDINALS: [&str; 5] = ["first", "second", "third", "4th", "5th"];
+    let ordinal = ORDINALS
+        .get(pos)
+        .map_or_else(|| format!("{}th", pos + 1), |o| (*o).to_string());
+    datafusion::error::DataFusionError::Plan(format!(
+        "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {func}: the {ordinal} parameter requires the \"{required}\" type, however it has the type \"{}\"",
+        crate::array::from_arrow::sql_type_name(found)
+    ))
 }
 
 /// Plan-time check that argument `pos` of `func` is a string (or NULL).
@@ -30,10 +50,7 @@ pub fn check_string_arg(func: &str, pos: usize, field: &Field) -> Result<()> {
     match field.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => Ok(()),
         DataType::Dictionary(_, v) if v.is_string() => Ok(()),
-        other => plan_err!(
-            "{func}: argument {} must be a STRING, found {other}",
-            pos + 1
-        ),
+        other => Err(unexpected_input_type(func, pos, "STRING", other)),
     }
 }
 

@@ -24,6 +24,7 @@ mod variant_get;
 pub use explode::{VariantExplodeFunc, VariantExplodeOuterFunc, VariantExplodeTable};
 pub use flatten::{VariantFlattenFunc, VariantFlattenTable};
 pub use is_variant_null::IsVariantNullFunc;
+pub(crate) use mutate::CONSTANT_BOOLEAN_ARGUMENTS;
 pub use mutate::{
     IsValidVariantFunc, MutateKind, VariantDeleteFunc, VariantMutateFunc, VariantStripNullsFunc,
 };

@@ -14,7 +14,9 @@ use datafusion::logical_expr::{
     Volatility,
 };
 
-use super::common::{Arrays, check_string_arg, check_variant_arg, guard, variant_input};
+use super::common::{
+    Arrays, check_string_arg, check_variant_arg, guard, unexpected_input_type, variant_input,
+};
 use crate::array::from_arrow::{ToVariantMode, array_to_variant, check_convertible};
 use crate::array::{
     VariantColumnBuilder, VariantInput, is_variant_field, variant_data_type, variant_field,
@@ -80,12 +82,32 @@ fn check_value_arg(func: &str, field: &Field) -> Result<()> {
     })
 }
 
-/// A constant boolean argument (`create_if_missing`, `include_arrays`):
-/// `Some(None)` for a NULL literal.
-fn constant_bool(func: &str, name: &str, arg: Option<&ScalarValue>) -> Result<Option<bool>> {
+/// The arguments that must be constant BOOLEANs, as `(function, position,
+/// name)`: Spark folds them when the query is planned. Their type is checked
+/// here ([`check_bool_arg`]); that they are constant, by the plan checks
+/// (`crate::sql::checks`), since a constant expression such as
+/// `CAST(NULL AS BOOLEAN)` is not a literal until DataFusion folds it.
+pub(crate) const CONSTANT_BOOLEAN_ARGUMENTS: &[(&str, usize, &str)] = &[
+    ("variant_set", 3, "create_if_missing"),
+    ("try_variant_set", 3, "create_if_missing"),
+    ("variant_strip_nulls", 1, "include_arrays"),
+];
+
+/// Plan-time check of a constant boolean argument: a BOOLEAN (a typed NULL
+/// included) or an untyped NULL; Spark refuses a string `'true'`.
+fn check_bool_arg(func: &str, pos: usize, field: &Field) -> Result<()> {
+    match field.data_type() {
+        DataType::Boolean | DataType::Null => Ok(()),
+        other => Err(unexpected_input_type(func, pos, "BOOLEAN", other)),
+    }
+}
+
+/// The value of a constant boolean argument (`create_if_missing`,
+/// `include_arrays`) as the function runs: `None` for NULL.
+fn constant_bool(func: &str, name: &str, arg: &ColumnarValue) -> Result<Option<bool>> {
     match arg {
-        Some(ScalarValue::Boolean(b)) => Ok(*b),
-        Some(ScalarValue::Null) => Ok(None),
+        ColumnarValue::Scalar(ScalarValue::Boolean(b)) => Ok(*b),
+        ColumnarValue::Scalar(ScalarValue::Null) => Ok(None),
         _ => plan_err!(
             "[DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] {func}: the input `{name}` should be a foldable \"BOOLEAN\" expression"
         ),
@@ -250,7 +272,7 @@ impl ScalarUDFImpl for VariantMutateFunc {
         check_path_arg(func, 1, &args.arg_fields[1], args.scalar_arguments[1], root)?;
         check_value_arg(func, &args.arg_fields[2])?;
         if n == 4 {
-            constant_bool(func, "create_if_missing", args.scalar_arguments[3])?;
+            check_bool_arg(func, 3, &args.arg_fields[3])?;
         }
         Ok(variant_field(func, true))
     }
@@ -259,10 +281,7 @@ impl ScalarUDFImpl for VariantMutateFunc {
         let func = self.name();
         let create = match args.args.get(3) {
             None => Some(true),
-            Some(ColumnarValue::Scalar(sv)) => constant_bool(func, "create_if_missing", Some(sv))?,
-            Some(ColumnarValue::Array(_)) => {
-                return plan_err!("{func}: create_if_missing must be a constant");
-            }
+            Some(arg) => constant_bool(func, "create_if_missing", arg)?,
         };
         let arrays = Arrays::new(&args.args[..3], args.number_rows)?;
         let rows = arrays.arrays[0].len();
@@ -548,7 +567,7 @@ impl ScalarUDFImpl for VariantStripNullsFunc {
         }
         check_variant_arg(func, 0, &args.arg_fields[0])?;
         if n == 2 {
-            constant_bool(func, "include_arrays", args.scalar_arguments[1])?;
+            check_bool_arg(func, 1, &args.arg_fields[1])?;
         }
         Ok(variant_field(func, true))
     }
@@ -557,10 +576,7 @@ impl ScalarUDFImpl for VariantStripNullsFunc {
         let func = self.name();
         let include_arrays = match args.args.get(1) {
             None => Some(true),
-            Some(ColumnarValue::Scalar(sv)) => constant_bool(func, "include_arrays", Some(sv))?,
-            Some(ColumnarValue::Array(_)) => {
-                return plan_err!("{func}: include_arrays must be a constant");
-            }
+            Some(arg) => constant_bool(func, "include_arrays", arg)?,
         };
         let arrays = Arrays::new(&args.args[..1], args.number_rows)?;
         let rows = arrays.arrays[0].len();
