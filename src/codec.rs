@@ -1025,6 +1025,8 @@ fn decode_json(node: JsonNode) -> Result<Arc<dyn ExecutionPlan>> {
         allow_duplicate_keys: node.allow_duplicate_keys,
         max_depth: usize::try_from(node.max_depth).unwrap_or(usize::MAX),
         reject_trailing_content: node.reject_trailing_content,
+        // Only from_json reads NaN; NDJSON files are strict JSON.
+        allow_nan: false,
     };
     Ok(Arc::new(
         ReadJsonVariantExec::new(function, files, groups, schema, node.tolerant)

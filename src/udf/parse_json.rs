@@ -13,6 +13,7 @@ use datafusion::logical_expr::{
 use super::common::{Arrays, check_string_arg};
 use crate::array::{VariantColumnBuilder, variant_data_type, variant_field};
 use crate::variant::json::{JsonParseOptions, JsonToVariant};
+use crate::variant::json_features::{JsonReadFeatures, rewrite};
 use crate::variant::shorten;
 
 /// `parse_json(json)` parses JSON text into a Variant (Spark semantics: integers
@@ -92,7 +93,7 @@ impl ScalarUDFImpl for ParseJsonFunc {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = Arrays::new(&args.args, args.number_rows)?;
-        let result = parse_array(self.name(), &arrays.arrays[0], self.safe)?;
+        let result = parse_array(self.name(), &arrays.arrays[0], self.safe, None)?;
         arrays.finish(result)
     }
 
@@ -105,15 +106,37 @@ impl ScalarUDFImpl for ParseJsonFunc {
     }
 }
 
-fn parse_array(func: &str, input: &ArrayRef, safe: bool) -> Result<ArrayRef> {
+/// Parses each string of `input`: strict JSON as `parse_json` reads it, and,
+/// with `features` (`from_json`'s options), what they admit besides.
+fn parse_array(
+    func: &str,
+    input: &ArrayRef,
+    safe: bool,
+    features: Option<&JsonReadFeatures>,
+) -> Result<ArrayRef> {
     let mut builder = VariantColumnBuilder::new(input.len());
-    let mut parser = JsonToVariant::new(JsonParseOptions::default());
+    let features = features.filter(|f| f.any());
+    let mut parser = JsonToVariant::new(JsonParseOptions {
+        allow_nan: features.is_some_and(|f| f.non_numeric_numbers),
+        ..JsonParseOptions::default()
+    });
     let mut one = |text: Option<&str>| -> Result<()> {
         let Some(text) = text else {
             builder.append_null();
             return Ok(());
         };
-        match parser.parse(text) {
+        let parsed = parser.parse(text).or_else(|e| {
+            // Strict JSON parses first; the rewrite is for text it refused.
+            let Some(features) = features else {
+                return Err(e);
+            };
+            let strict = rewrite(text, features);
+            if strict == text {
+                return Err(e);
+            }
+            parser.parse(&strict).map_err(|_| e)
+        });
+        match parsed {
             Ok(()) => builder.append(parser.metadata(), parser.value()),
             Err(_) if safe => builder.append_null(),
             Err(e) => {
@@ -178,20 +201,26 @@ impl Default for FromJsonFunc {
 static FROM_JSON_DOC: LazyLock<Documentation> = LazyLock::new(|| {
     Documentation::builder(
         super::DOC_SECTION,
-        "Spark's from_json with the 'variant' schema: parses JSON text into a VARIANT as parse_json does, returning NULL for invalid JSON (mode PERMISSIVE, the default) or failing (mode FAILFAST). Schemas other than 'variant' are not supported.",
+        "Spark's from_json with the 'variant' schema: parses JSON text into a VARIANT as parse_json does, with Spark's JSON reader options (single quotes, NaN and Infinity by default), returning NULL for invalid JSON (mode PERMISSIVE, the default) or failing (mode FAILFAST). Schemas other than 'variant' are not supported.",
         "from_json(json, 'variant'[, options])",
     )
     .with_sql_example("> SELECT to_json(from_json('{\"b\":1,\"a\":2}', 'variant'));\n{\"a\":2,\"b\":1}")
     .with_argument("json", "A STRING holding JSON text.")
     .with_argument("schema", "The literal 'variant'.")
-    .with_argument("options", "Optional MAP<STRING, STRING>: 'mode' is 'PERMISSIVE' (default) or 'FAILFAST'; other options are ignored.")
+    .with_argument("options", "Optional MAP<STRING, STRING>: 'mode' is 'PERMISSIVE' (default) or 'FAILFAST'; Spark's JSON reader options allowSingleQuotes and allowNonNumericNumbers (true by default), allowUnquotedFieldNames, allowNumericLeadingZeros, allowComments, allowBackslashEscapingAnyCharacter and allowUnquotedControlChars; other options are ignored.")
     .build()
 });
 
-/// The parse mode of `from_json`'s options (a map literal): `true` for FAILFAST.
-fn failfast(options: Option<&datafusion::common::ScalarValue>) -> Result<bool> {
+/// `from_json`'s options (a map literal, keys in any case): the parse mode,
+/// `true` for FAILFAST (DROPMALFORMED is refused, any other mode is
+/// PERMISSIVE, as in Spark), and the JSON reader options from Spark's defaults;
+/// other keys are ignored.
+fn from_json_options(
+    options: Option<&datafusion::common::ScalarValue>,
+) -> Result<(bool, JsonReadFeatures)> {
+    let mut features = JsonReadFeatures::SPARK_DEFAULTS;
     let Some(options) = options else {
-        return Ok(false);
+        return Ok((false, features));
     };
     let datafusion::common::ScalarValue::Map(map) = options else {
         return plan_err!(
@@ -205,20 +234,27 @@ fn failfast(options: Option<&datafusion::common::ScalarValue>) -> Result<bool> {
     let (keys, values) = (keys.as_string::<i32>(), values.as_string::<i32>());
     let mut failfast = false;
     for i in 0..keys.len() {
-        if !keys.value(i).eq_ignore_ascii_case("mode") || values.is_null(i) {
+        if keys.is_null(i) || values.is_null(i) {
             continue;
         }
-        failfast = match values.value(i).to_ascii_uppercase().as_str() {
-            "PERMISSIVE" => false,
+        let (key, value) = (keys.value(i), values.value(i));
+        if !key.eq_ignore_ascii_case("mode") {
+            if let Err(e) = features.set(key, value) {
+                return plan_err!("from_json: {e}");
+            }
+            continue;
+        }
+        failfast = match value.to_ascii_uppercase().as_str() {
             "FAILFAST" => true,
-            other => {
+            "DROPMALFORMED" => {
                 return plan_err!(
-                    "[PARSE_MODE_UNSUPPORTED] The function `from_json` doesn't support the {other} mode. Acceptable modes are PERMISSIVE and FAILFAST."
+                    "[PARSE_MODE_UNSUPPORTED] The function `from_json` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST."
                 );
             }
+            _ => false,
         };
     }
-    Ok(failfast)
+    Ok((failfast, features))
 }
 
 impl ScalarUDFImpl for FromJsonFunc {
@@ -259,20 +295,20 @@ impl ScalarUDFImpl for FromJsonFunc {
             }
             None => return plan_err!("from_json: the schema must be the string literal 'variant'"),
         }
-        failfast(args.scalar_arguments.get(2).copied().flatten())?;
+        from_json_options(args.scalar_arguments.get(2).copied().flatten())?;
         Ok(variant_field("from_json", true))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let failfast = match args.args.get(2) {
-            Some(ColumnarValue::Scalar(options)) => failfast(Some(options))?,
+        let (failfast, features) = match args.args.get(2) {
+            Some(ColumnarValue::Scalar(options)) => from_json_options(Some(options))?,
             Some(ColumnarValue::Array(_)) => {
                 return plan_err!("from_json: the options must be a MAP literal");
             }
-            None => false,
+            None => from_json_options(None)?,
         };
         let arrays = Arrays::new(&args.args[..1], args.number_rows)?;
-        let result = parse_array("from_json", &arrays.arrays[0], !failfast)?;
+        let result = parse_array("from_json", &arrays.arrays[0], !failfast, Some(&features))?;
         arrays.finish(result)
     }
 

@@ -50,6 +50,10 @@ pub struct JsonParseOptions {
     /// (the rest is ignored); the NDJSON reader sets it, so that a line holding
     /// two values is an error instead of silently losing the second.
     pub reject_trailing_content: bool,
+    /// When `true`, `NaN` is a value: a double NaN (Jackson's
+    /// `ALLOW_NON_NUMERIC_NUMBERS`, which Spark's `from_json` sets by default;
+    /// `±Infinity` reach the parser as `±1e999` from [`super::json_features`]).
+    pub allow_nan: bool,
 }
 
 impl JsonParseOptions {
@@ -71,6 +75,7 @@ impl Default for JsonParseOptions {
             allow_duplicate_keys: false,
             max_depth: 1000,
             reject_trailing_content: false,
+            allow_nan: false,
         }
     }
 }
@@ -429,6 +434,10 @@ impl JsonToVariant {
                 b't' => i = self.literal(text, i, b"true", 0x04)?,
                 b'f' => i = self.literal(text, i, b"false", 0x08)?,
                 b'n' => i = self.literal(text, i, b"null", 0x00)?,
+                b'N' if self.options.allow_nan => {
+                    i = self.literal(text, i, b"NaN", 0x1C)?;
+                    self.value.extend_from_slice(&f64::NAN.to_le_bytes());
+                }
                 b'-' | b'0'..=b'9' => {
                     i = self.number(text, i)?;
                     if self.stack.is_empty()

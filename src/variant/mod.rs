@@ -11,6 +11,7 @@ pub mod datetime;
 pub mod encoding;
 pub mod format;
 pub mod json;
+pub mod json_features;
 pub mod mutate;
 pub mod path;
 pub mod raw;
