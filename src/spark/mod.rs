@@ -14,6 +14,9 @@ use datafusion::common::plan_err;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 
+#[cfg(feature = "spark")]
+mod element_at;
+
 /// Whether the crate was built with the `spark` feature.
 pub const AVAILABLE: bool = cfg!(feature = "spark");
 
@@ -29,6 +32,10 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
         .scalar_functions()
         .get_or_insert_with(Vec::new)
         .extend(datafusion_spark::all_default_scalar_functions());
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .extend(our_spark_functions());
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
@@ -46,6 +53,23 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
                 .map(|f| (f.name().to_string(), f)),
         );
     builder
+}
+
+/// Spark's built-ins that datafusion-spark 55.2 lacks or answers otherwise,
+/// which df-variant owns: `element_at` and `try_element_at` on arrays
+/// (DataFusion's `element_at` is `map_extract`, maps only, answering a list).
+#[cfg(feature = "spark")]
+fn our_spark_functions() -> Vec<Arc<datafusion::logical_expr::ScalarUDF>> {
+    use datafusion::logical_expr::ScalarUDF;
+    vec![
+        Arc::new(ScalarUDF::new_from_impl(element_at::MapExtractOnly::new())),
+        Arc::new(ScalarUDF::new_from_impl(element_at::SparkElementAt::new(
+            false,
+        ))),
+        Arc::new(ScalarUDF::new_from_impl(element_at::SparkElementAt::new(
+            true,
+        ))),
+    ]
 }
 
 /// Without the `spark` feature: the builder unchanged.
@@ -66,6 +90,9 @@ pub fn register_spark_functions(ctx: &SessionContext) -> Result<()> {
             let state_ref = ctx.state_ref();
             let mut state = state_ref.write();
             datafusion_spark::register_all(&mut *state)?;
+            for f in our_spark_functions() {
+                state.register_udf(f)?;
+            }
             state
                 .register_expr_planner(Arc::new(datafusion_spark::planner::SparkFunctionPlanner))?;
             crate::register_all(&mut *state)?;
