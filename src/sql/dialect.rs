@@ -57,6 +57,12 @@ impl Dialect for VariantDialect {
         }
     }
 
+    /// Spark's `MAP<STRING, INT>` type syntax in casts (the generic dialect
+    /// knows only ClickHouse's `Map(String, Int32)`).
+    fn supports_map_literal_with_angle_brackets(&self) -> bool {
+        true
+    }
+
     delegate! {
         is_delimited_identifier_start(ch: char);
         is_identifier_start(ch: char);

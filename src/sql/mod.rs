@@ -23,6 +23,7 @@ use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::sql::sqlparser::ast;
 
 use crate::array::variant_field;
+use crate::variant::types::SparkType;
 
 /// Splits `sql` into statements with the session's SQL dialect, or with
 /// [`VariantDialect`] when that is the default `generic` (so that `:` binds as
@@ -201,6 +202,11 @@ impl TypePlanner for VariantTypePlanner {
                     _ => Ok(None),
                 }
             }
+            // Spark's `MAP<STRING, T>`, the map a VARIANT object casts to
+            // (`df_variant::sql::query` and the CLI parse the syntax).
+            ast::DataType::Map(key, value) => Ok(SparkType::parse(&format!("map<{key}, {value}>"))
+                .ok()
+                .map(|t| Arc::new(Field::new("", t.to_arrow(), true)))),
             ast::DataType::TimestampNtz(None) => Ok(Some(Arc::new(Field::new(
                 "",
                 DataType::Timestamp(TimeUnit::Microsecond, None),
