@@ -28,20 +28,38 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
-/// `element_at`, or `try_element_at` when `safe`.
+/// Which of Spark's element accessors a [`SparkElementAt`] is.
+#[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
+pub enum Access {
+    /// `element_at`: from 1, negative from the end, errors past either end.
+    ElementAt,
+    /// `try_element_at`: as `element_at`, NULL past either end.
+    TryElementAt,
+    /// `get(array, index)`: from 0, NULL outside the array.
+    Get,
+    /// `array[index]` in Spark SQL: from 0, `INVALID_ARRAY_INDEX` outside.
+    Subscript,
+}
+
+/// `element_at`, `try_element_at`, `get` or the subscript of Spark SQL.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct SparkElementAt {
     signature: Signature,
-    safe: bool,
+    access: Access,
 }
 
 impl SparkElementAt {
-    /// `element_at` (`safe = false`) or `try_element_at`.
-    pub fn new(safe: bool) -> Self {
+    /// The accessor `access`.
+    pub fn new(access: Access) -> Self {
         Self {
             signature: Signature::user_defined(Volatility::Immutable),
-            safe,
+            access,
         }
+    }
+
+    /// Whether the name takes maps too (`element_at`, `try_element_at`).
+    fn takes_maps(&self) -> bool {
+        matches!(self.access, Access::ElementAt | Access::TryElementAt)
     }
 }
 
@@ -55,10 +73,11 @@ fn type_error(func: &str, pos: &str, required: &str, found: &DataType) -> DataFu
 
 impl ScalarUDFImpl for SparkElementAt {
     fn name(&self) -> &'static str {
-        if self.safe {
-            "try_element_at"
-        } else {
-            "element_at"
+        match self.access {
+            Access::ElementAt => "element_at",
+            Access::TryElementAt => "try_element_at",
+            Access::Get => "get",
+            Access::Subscript => "spark_array_subscript",
         }
     }
 
@@ -97,19 +116,23 @@ impl ScalarUDFImpl for SparkElementAt {
         };
         let value = match container.data_type() {
             DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-                if !key.data_type().is_integer() {
+                // Spark's subscript and `get` take a NULL index (NULL);
+                // `element_at` refuses it as VOID.
+                let null_ok = !self.takes_maps() && key.data_type() == &DataType::Null;
+                if !key.data_type().is_integer() && !null_ok {
                     return Err(type_error(func, "second", "\"INT\"", key.data_type()));
                 }
                 f.data_type().clone()
             }
-            DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Map(entries, _) if self.takes_maps() => match entries.data_type() {
                 DataType::Struct(fields) if fields.len() == 2 => fields[1].data_type().clone(),
                 other => return plan_err!("{func}: unexpected map entries {other}"),
             },
             DataType::Null => DataType::Null,
-            other => {
+            other if self.takes_maps() => {
                 return Err(type_error(func, "first", "(\"ARRAY\" or \"MAP\")", other));
             }
+            other => return Err(type_error(func, "first", "\"ARRAY\"", other)),
         };
         Ok(Arc::new(Field::new(func, value, true)))
     }
@@ -166,20 +189,34 @@ impl SparkElementAt {
             let i = index.value(row);
             let start = offsets[row].as_usize();
             let len = (offsets[row + 1].as_usize() - start) as i64;
-            if i == 0 {
+            let from_one = matches!(self.access, Access::ElementAt | Access::TryElementAt);
+            if from_one && i == 0 {
                 return exec_err!(
                     "[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1)."
                 );
             }
-            let position = if i > 0 { i - 1 } else { len + i };
+            let position = match (from_one, i > 0) {
+                (true, true) => i - 1,
+                (true, false) => len + i,
+                (false, _) => i,
+            };
             if !(0..len).contains(&position) {
-                if self.safe {
-                    take.push(None);
-                    continue;
+                match self.access {
+                    Access::TryElementAt | Access::Get => {
+                        take.push(None);
+                        continue;
+                    }
+                    Access::ElementAt => {
+                        return exec_err!(
+                            "[INVALID_ARRAY_INDEX_IN_ELEMENT_AT] The index {i} is out of bounds. The array has {len} elements. Use `try_element_at` to tolerate accessing element at invalid index and return NULL instead."
+                        );
+                    }
+                    Access::Subscript => {
+                        return exec_err!(
+                            "[INVALID_ARRAY_INDEX] The index {i} is out of bounds. The array has {len} elements. Use the SQL function `get()` to tolerate accessing element at invalid index and return NULL instead."
+                        );
+                    }
                 }
-                return exec_err!(
-                    "[INVALID_ARRAY_INDEX_IN_ELEMENT_AT] The index {i} is out of bounds. The array has {len} elements. Use `try_element_at` to tolerate accessing element at invalid index and return NULL instead."
-                );
             }
             take.push(Some((start as u64) + position as u64));
         }
@@ -261,5 +298,43 @@ impl ScalarUDFImpl for MapExtractOnly {
 
     fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
         self.0.documentation()
+    }
+}
+
+/// Plans `array[index]` on an ARRAY as Spark SQL does, from 0 with an error
+/// outside the array ([`Access::Subscript`]); DataFusion's subscript counts
+/// from 1, so `array(10, 20, 30)[0]` was NULL and `[2]` 20 where Spark says 10
+/// and 30. Maps and VARIANT values keep their own subscripts.
+#[derive(Debug, Default)]
+pub struct SparkSubscriptPlanner;
+
+impl datafusion::logical_expr::planner::ExprPlanner for SparkSubscriptPlanner {
+    fn plan_field_access(
+        &self,
+        expr: datafusion::logical_expr::planner::RawFieldAccessExpr,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<
+        datafusion::logical_expr::planner::PlannerResult<
+            datafusion::logical_expr::planner::RawFieldAccessExpr,
+        >,
+    > {
+        use datafusion::logical_expr::planner::PlannerResult;
+        use datafusion::logical_expr::{ExprSchemable, GetFieldAccess, ScalarUDF};
+        let is_array = matches!(
+            expr.expr.get_type(schema),
+            Ok(DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..))
+        );
+        match expr.field_access {
+            GetFieldAccess::ListIndex { key } if is_array => {
+                let udf = ScalarUDF::new_from_impl(SparkElementAt::new(Access::Subscript));
+                Ok(PlannerResult::Planned(udf.call(vec![expr.expr, *key])))
+            }
+            field_access => Ok(PlannerResult::Original(
+                datafusion::logical_expr::planner::RawFieldAccessExpr {
+                    field_access,
+                    expr: expr.expr,
+                },
+            )),
+        }
     }
 }

@@ -28,6 +28,11 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
         .expr_planners()
         .get_or_insert_with(Vec::new)
         .insert(0, Arc::new(datafusion_spark::planner::SparkFunctionPlanner));
+    // Ahead of DataFusion's, which plans `array[i]` from 1.
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(element_at::SparkSubscriptPlanner));
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
@@ -61,15 +66,107 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
 #[cfg(feature = "spark")]
 fn our_spark_functions() -> Vec<Arc<datafusion::logical_expr::ScalarUDF>> {
     use datafusion::logical_expr::ScalarUDF;
-    vec![
-        Arc::new(ScalarUDF::new_from_impl(element_at::MapExtractOnly::new())),
-        Arc::new(ScalarUDF::new_from_impl(element_at::SparkElementAt::new(
-            false,
-        ))),
-        Arc::new(ScalarUDF::new_from_impl(element_at::SparkElementAt::new(
-            true,
-        ))),
-    ]
+    use element_at::{Access, SparkElementAt};
+    let mut functions = vec![Arc::new(ScalarUDF::new_from_impl(
+        element_at::MapExtractOnly::new(),
+    ))];
+    for access in [
+        Access::ElementAt,
+        Access::TryElementAt,
+        Access::Get,
+        Access::Subscript,
+    ] {
+        functions.push(Arc::new(ScalarUDF::new_from_impl(SparkElementAt::new(
+            access,
+        ))));
+    }
+    functions
+}
+
+/// `state` with `planners` ahead of its expression planners. A live session's
+/// planners cannot be reordered, so the state is rebuilt; a rebuilt state
+/// registers its functions again in hash order, which could hand a name shared
+/// by two functions (one's name, another's alias) to either, so they are then
+/// registered once more in an order that gives every name its old function.
+#[cfg(feature = "spark")]
+fn planners_first(
+    state: &datafusion::execution::SessionState,
+    planners: Vec<Arc<dyn datafusion::logical_expr::planner::ExprPlanner>>,
+) -> Result<datafusion::execution::SessionState> {
+    use datafusion::execution::FunctionRegistry;
+    let scalars = state.scalar_functions().clone();
+    let aggregates = state.aggregate_functions().clone();
+    let windows = state.window_functions().clone();
+    let mut builder = SessionStateBuilder::new_from_existing(state.clone());
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .splice(0..0, planners);
+    let mut rebuilt = builder.build();
+    for f in registration_order(&scalars, |f| f.name(), |f| f.aliases()) {
+        rebuilt.register_udf(f)?;
+    }
+    for f in registration_order(&aggregates, |f| f.name(), |f| f.aliases()) {
+        rebuilt.register_udaf(f)?;
+    }
+    for f in registration_order(&windows, |f| f.name(), |f| f.aliases()) {
+        rebuilt.register_udwf(f)?;
+    }
+    Ok(rebuilt)
+}
+
+/// The functions of a registry (name or alias → function) in an order whose
+/// registration, each under its name and aliases, gives every key the function
+/// it has: a function that lost a key to another comes before that one.
+#[cfg(feature = "spark")]
+fn registration_order<F>(
+    registry: &std::collections::HashMap<String, Arc<F>>,
+    name: impl Fn(&F) -> &str,
+    aliases: impl Fn(&F) -> &[String],
+) -> Vec<Arc<F>> {
+    let mut functions: Vec<&Arc<F>> = Vec::new();
+    for f in registry.values() {
+        if !functions.iter().any(|g| Arc::ptr_eq(g, f)) {
+            functions.push(f);
+        }
+    }
+    functions.sort_by(|a, b| name(a).cmp(name(b)));
+    let position = |f: &Arc<F>| functions.iter().position(|g| Arc::ptr_eq(g, f));
+    let mut later: Vec<Vec<usize>> = vec![Vec::new(); functions.len()];
+    let mut waiting = vec![0usize; functions.len()];
+    for (i, f) in functions.iter().enumerate() {
+        let keys = std::iter::once(name(f)).chain(aliases(f).iter().map(String::as_str));
+        for key in keys {
+            if let Some(winner) = registry.get(key)
+                && !Arc::ptr_eq(winner, f)
+                && let Some(j) = position(winner)
+            {
+                later[i].push(j);
+                waiting[j] += 1;
+            }
+        }
+    }
+    // Kahn's order; a cycle (two functions each holding a key of the other),
+    // which no order reproduces, ends the list as it is.
+    let mut ready: std::collections::VecDeque<usize> =
+        (0..functions.len()).filter(|&i| waiting[i] == 0).collect();
+    let mut order = Vec::with_capacity(functions.len());
+    let mut placed = vec![false; functions.len()];
+    while let Some(i) = ready.pop_front() {
+        order.push(i);
+        placed[i] = true;
+        for &j in &later[i] {
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                ready.push_back(j);
+            }
+        }
+    }
+    order.extend((0..functions.len()).filter(|&i| !placed[i]));
+    order
+        .into_iter()
+        .map(|i| Arc::clone(functions[i]))
+        .collect()
 }
 
 /// Without the `spark` feature: the builder unchanged.
@@ -93,9 +190,16 @@ pub fn register_spark_functions(ctx: &SessionContext) -> Result<()> {
             for f in our_spark_functions() {
                 state.register_udf(f)?;
             }
-            state
-                .register_expr_planner(Arc::new(datafusion_spark::planner::SparkFunctionPlanner))?;
             crate::register_all(&mut *state)?;
+            // Spark's planners first, as in a session built in Spark mode:
+            // DataFusion's plans `array[i]` from 1.
+            *state = planners_first(
+                &state,
+                vec![
+                    Arc::new(element_at::SparkSubscriptPlanner),
+                    Arc::new(datafusion_spark::planner::SparkFunctionPlanner),
+                ],
+            )?;
         }
         for f in datafusion_spark::all_default_table_functions() {
             ctx.register_udtf(f.name(), Arc::clone(f.function()));
@@ -108,5 +212,79 @@ pub fn register_spark_functions(ctx: &SessionContext) -> Result<()> {
         plan_err!(
             "Spark functions are not available: df-variant was built without the `spark` feature"
         )
+    }
+}
+
+#[cfg(all(test, feature = "spark"))]
+mod tests {
+    use super::*;
+
+    /// The names a session's registries give, name or alias → function name.
+    fn names(ctx: &SessionContext) -> Vec<(String, String)> {
+        let state = ctx.state();
+        let mut out: Vec<(String, String)> = state
+            .scalar_functions()
+            .iter()
+            .map(|(k, f)| (format!("scalar {k}"), f.name().to_string()))
+            .chain(
+                state
+                    .aggregate_functions()
+                    .iter()
+                    .map(|(k, f)| (format!("aggregate {k}"), f.name().to_string())),
+            )
+            .chain(
+                state
+                    .window_functions()
+                    .iter()
+                    .map(|(k, f)| (format!("window {k}"), f.name().to_string())),
+            )
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[tokio::test]
+    async fn spark_functions_on_a_live_session_plan_subscripts_as_spark() -> Result<()> {
+        let ctx = crate::variant_context();
+        register_spark_functions(&ctx)?;
+        let batches = ctx
+            .sql("SELECT array(10, 20, 30)[0] AS a, array(10, 20, 30)[2] AS b")
+            .await?
+            .collect()
+            .await?;
+        let text = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+        assert!(text.contains("| 10 | 30 |"), "{text}");
+        Ok(())
+    }
+
+    /// Rebuilding a session to put planners first keeps the function of every
+    /// name and alias. (A plain rebuild hands a shared name out by the hash
+    /// order of the process, which one process may not show; the order itself is
+    /// checked below, and fails with the order reversed.)
+    #[test]
+    fn putting_planners_first_keeps_every_function_name() -> Result<()> {
+        let ctx = crate::variant_context();
+        register_spark_functions(&ctx)?;
+        let before = names(&ctx);
+        for _ in 0..20 {
+            let state = planners_first(&ctx.state(), vec![])?;
+            assert_eq!(names(&SessionContext::new_with_state(state)), before);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_function_that_lost_a_name_is_registered_before_the_winner() {
+        #[derive(Debug)]
+        struct F(&'static str, Vec<String>);
+        let a = Arc::new(F("a", vec!["x".into()]));
+        let b = Arc::new(F("x", vec![]));
+        let registry: std::collections::HashMap<String, Arc<F>> = [
+            ("a".to_string(), Arc::clone(&a)),
+            ("x".to_string(), Arc::clone(&b)),
+        ]
+        .into();
+        let order = registration_order(&registry, |f| f.0, |f| &f.1);
+        assert_eq!(order.iter().map(|f| f.0).collect::<Vec<_>>(), ["a", "x"]);
     }
 }
