@@ -19,6 +19,9 @@
 
 use std::any::TypeId;
 
+use datafusion::sql::sqlparser::ast::{
+    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, Value,
+};
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, Precedence};
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::Token;
@@ -47,6 +50,9 @@ impl Dialect for VariantDialect {
     }
 
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if numeric_suffix(parser).is_some() {
+            return Some(Ok(self.prec_value(Precedence::DoubleColon)));
+        }
         if parser.peek_token_ref().token != Token::Colon {
             return None;
         }
@@ -55,6 +61,43 @@ impl Dialect for VariantDialect {
             Token::SingleQuotedString(_) | Token::Number(_, _) => None,
             _ => Some(Ok(self.prec_value(Precedence::DoubleColon))),
         }
+    }
+
+    /// Spark's typed numeric literals: `1.5D` is `CAST(1.5 AS DOUBLE)` (see
+    /// [`numeric_suffix`]).
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let data_type = numeric_suffix(parser)?;
+        let Expr::Value(value) = expr else {
+            return None;
+        };
+        let Value::Number(digits, false) = &value.value else {
+            return None;
+        };
+        let data_type = match data_type {
+            // Spark's `1.5BD`: the literal's own precision and scale.
+            SqlDataType::Decimal(_) => {
+                let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+                let significant = int.trim_start_matches('0').len() + frac.len();
+                SqlDataType::Decimal(ExactNumberInfo::PrecisionAndScale(
+                    significant.max(frac.len()).max(1) as u64,
+                    frac.len() as i64,
+                ))
+            }
+            other => other,
+        };
+        parser.next_token_no_skip();
+        Some(Ok(Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(expr.clone()),
+            data_type,
+            array: false,
+            format: None,
+        }))
     }
 
     /// Spark's `MAP<STRING, INT>` type syntax in casts (the generic dialect
@@ -135,6 +178,31 @@ impl Dialect for VariantDialect {
         supports_cte_without_as();
         supports_select_item_multi_column_alias();
         supports_xml_expressions();
+    }
+}
+
+/// The type of a Spark numeric literal suffix written right after a number
+/// (no space between): `D` DOUBLE, `F` FLOAT, `S` SMALLINT, `Y` TINYINT, `BD`
+/// DECIMAL (pyspark 4.3.0: `typeof(1.5D)` is `double`, `typeof(1.5BD)`
+/// `decimal(2,1)`). `L` (BIGINT) is read by sqlparser already. With a space,
+/// `1.5 d` stays a number with the alias `d`, as in Spark.
+fn numeric_suffix(parser: &Parser) -> Option<SqlDataType> {
+    if !matches!(parser.get_current_token().token, Token::Number(_, false)) {
+        return None;
+    }
+    let Token::Word(word) = parser.peek_token_no_skip().token else {
+        return None;
+    };
+    if word.quote_style.is_some() {
+        return None;
+    }
+    match word.value.to_ascii_uppercase().as_str() {
+        "D" => Some(SqlDataType::Double(ExactNumberInfo::None)),
+        "F" => Some(SqlDataType::Float(ExactNumberInfo::None)),
+        "S" => Some(SqlDataType::SmallInt(None)),
+        "Y" => Some(SqlDataType::TinyInt(None)),
+        "BD" => Some(SqlDataType::Decimal(ExactNumberInfo::None)),
+        _ => None,
     }
 }
 
