@@ -64,7 +64,7 @@ impl Dialect for VariantDialect {
     }
 
     /// Spark's typed numeric literals: `1.5D` is `CAST(1.5 AS DOUBLE)` (see
-    /// [`numeric_suffix`]).
+    /// `numeric_suffix`).
     fn parse_infix(
         &self,
         parser: &mut Parser,
