@@ -265,7 +265,9 @@ async fn run_file(file: &TestFile, tally: &mut Tally, options: &Options) {
         builder.build()
     };
     // `SELECT ... FROM 'file.parquet'`, as in `variant_context`.
-    let ctx = Arc::new(SessionContext::new_with_state(state).enable_url_table());
+    let ctx = Arc::new(df_variant::enable_url_table(
+        SessionContext::new_with_state(state),
+    ));
     let ours = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let all_ours = entry() == Entry::Query;
     let record_ours = Arc::clone(&ours);

@@ -52,6 +52,7 @@ mod memory;
 mod memtable;
 pub mod optimizer;
 pub mod parquet;
+mod registry;
 pub mod shredding;
 mod spark;
 pub mod sql;
@@ -275,8 +276,32 @@ pub fn variant_context_with_runtime(
     runtime: Arc<RuntimeEnv>,
 ) -> SessionContext {
     // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
-    SessionContext::new_with_state(variant_state_builder(config, runtime).build())
-        .enable_url_table()
+    enable_url_table(SessionContext::new_with_state(
+        variant_state_builder(config, runtime).build(),
+    ))
+}
+
+/// DataFusion's [`SessionContext::enable_url_table`] (`SELECT ... FROM
+/// 'file.parquet'`), keeping every function name's function. DataFusion's
+/// rebuilds the session, registering its functions again in hash order, so a
+/// name two functions claim went to either from one process to the next (in
+/// Spark mode `array_contains`: Spark's, which answers NULL for
+/// `array_contains(array(1, NULL), 2)`, or DataFusion's `array_has`, false).
+///
+/// ```
+/// let ctx = df_variant::enable_url_table(df_variant::variant_context());
+/// # let _ = ctx;
+/// ```
+pub fn enable_url_table(ctx: SessionContext) -> SessionContext {
+    let before = ctx.state();
+    let ctx = ctx.enable_url_table();
+    {
+        let state_ref = ctx.state_ref();
+        let mut state = state_ref.write();
+        // A session's registry takes again what it took once: this cannot fail.
+        let _ = registry::restore_functions(&before, &mut state);
+    }
+    ctx
 }
 
 /// The builder behind [`variant_context_with_runtime`]: DataFusion's defaults,

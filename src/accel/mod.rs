@@ -149,5 +149,7 @@ pub fn with_accelerations(mut builder: SessionStateBuilder) -> SessionStateBuild
 /// defaults, everything of this crate, and every piece of this module.
 pub fn accelerated_context() -> SessionContext {
     let builder = crate::variant_state_builder(SessionConfig::new(), Arc::default());
-    SessionContext::new_with_state(with_accelerations(builder).build()).enable_url_table()
+    crate::enable_url_table(SessionContext::new_with_state(
+        with_accelerations(builder).build(),
+    ))
 }

@@ -76,7 +76,7 @@ impl Session {
             }
         };
         // `SELECT ... FROM 'file.parquet'` works, as users of Variant files expect.
-        let ctx = SessionContext::new_with_state(builder.build()).enable_url_table();
+        let ctx = df_variant::enable_url_table(SessionContext::new_with_state(builder.build()));
         Self {
             ctx,
             format: args.format,
