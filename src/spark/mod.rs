@@ -27,20 +27,15 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
     builder
         .expr_planners()
         .get_or_insert_with(Vec::new)
-        .insert(0, Arc::new(datafusion_spark::planner::SparkFunctionPlanner));
-    // Ahead of DataFusion's, which plans `array[i]` from 1.
-    builder
-        .expr_planners()
-        .get_or_insert_with(Vec::new)
-        .insert(0, Arc::new(element_at::SparkSubscriptPlanner));
+        .splice(0..0, spark_planners());
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
-        .extend(datafusion_spark::all_default_scalar_functions());
-    builder
-        .scalar_functions()
-        .get_or_insert_with(Vec::new)
-        .extend(our_spark_functions());
+        .extend(
+            datafusion_spark::all_default_scalar_functions()
+                .into_iter()
+                .chain(our_spark_functions()),
+        );
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
@@ -58,6 +53,16 @@ pub fn with_spark_functions(mut builder: SessionStateBuilder) -> SessionStateBui
                 .map(|f| (f.name().to_string(), f)),
         );
     builder
+}
+
+/// The expression planners of Spark mode, to go ahead of DataFusion's (which
+/// plans `array[i]` from 1): ours for the subscript, then datafusion-spark's.
+#[cfg(feature = "spark")]
+fn spark_planners() -> Vec<Arc<dyn datafusion::logical_expr::planner::ExprPlanner>> {
+    vec![
+        Arc::new(element_at::SparkSubscriptPlanner),
+        Arc::new(datafusion_spark::planner::SparkFunctionPlanner),
+    ]
 }
 
 /// Spark's built-ins that datafusion-spark 55.2 lacks or answers otherwise,
@@ -125,15 +130,8 @@ pub fn register_spark_functions(ctx: &SessionContext) -> Result<()> {
                 state.register_udf(f)?;
             }
             crate::register_all(&mut *state)?;
-            // Spark's planners first, as in a session built in Spark mode:
-            // DataFusion's plans `array[i]` from 1.
-            *state = planners_first(
-                &state,
-                vec![
-                    Arc::new(element_at::SparkSubscriptPlanner),
-                    Arc::new(datafusion_spark::planner::SparkFunctionPlanner),
-                ],
-            )?;
+            // Spark's planners first, as in a session built in Spark mode.
+            *state = planners_first(&state, spark_planners())?;
         }
         for f in datafusion_spark::all_default_table_functions() {
             ctx.register_udtf(f.name(), Arc::clone(f.function()));
