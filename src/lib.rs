@@ -191,6 +191,11 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
         );
     // `SET variant.shredding = ...` and friends.
     let mut config = builder.config().take().unwrap_or_default();
+    let spark = config
+        .options()
+        .extensions
+        .get::<config::VariantOptions>()
+        .is_some_and(|o| o.spark_functions);
     if config
         .options()
         .extensions
@@ -243,6 +248,10 @@ pub fn with_variant(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     let mut builder = builder
         .with_analyzer_rules(optimizer::analyzer_rules())
         .with_type_planner(Arc::new(sql::VariantTypePlanner));
+    if spark && spark::AVAILABLE {
+        // Spark's TIMESTAMP, in the session time zone.
+        spark::timestamp::with_session_timestamps(&mut builder);
+    }
     for rule in optimizer::optimizer_rules() {
         builder = builder.with_optimizer_rule(rule);
     }

@@ -176,8 +176,12 @@ fn demo_runs_end_to_end() {
 
 #[test]
 fn spark_mode_by_flag_or_setting() {
-    let sql = "SELECT sha2('abc', 256) AS h";
-    let digest = "h\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
+    // Spark's functions, and Spark's TIMESTAMP: 10:20:30 in New York.
+    let sql = "SET datafusion.execution.time_zone = 'America/New_York'; \
+               SELECT sha2('abc', 256) AS h, \
+               variant_get(CAST(TIMESTAMP '2024-01-15 10:20:30' AS VARIANT), '$', 'bigint') AS t";
+    let digest =
+        "h,t\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad,1705332030\n";
     let out = cli(&["-q", "--format", "csv", "--spark", "-c", sql], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), digest);

@@ -34,20 +34,23 @@ pub use variant_get_split::VariantGetSplit;
 pub use write::VariantWriteRule;
 
 /// The analyzer rules, ours first and then DataFusion's defaults. Each of ours
-/// leaves a plan without VARIANT unchanged.
-/// 1. [`crate::sql::DecorrelateLateralExplode`] first: `LATERAL
+/// leaves a plan without VARIANT (or Spark mode's TIMESTAMP) unchanged.
+/// 1. `SessionZone` (`spark/timestamp.rs`) first: Spark mode's `TIMESTAMP`
+///    gets the session's zone before any rule reads its type;
+/// 2. [`crate::sql::DecorrelateLateralExplode`] next: `LATERAL
 ///    variant_explode(t.v)` becomes a join before anything reads the subquery;
-/// 2. [`crate::sql::VariantCastRewrite`]: DataFusion's type coercion cannot
+/// 3. [`crate::sql::VariantCastRewrite`]: DataFusion's type coercion cannot
 ///    cast a struct to a scalar, so casts to and from VARIANT must be functions
 ///    before it runs;
-/// 3. [`VariantGetSplit`] next, so that it also sees the `variant_get` calls the
+/// 4. [`VariantGetSplit`] next, so that it also sees the `variant_get` calls the
 ///    cast rewrite made;
-/// 4. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
+/// 5. [`crate::sql::VariantOperationCheck`] before coercion too, so that ordering,
 ///    grouping or comparing VARIANT values is refused with our error instead of a
 ///    coercion error about structs;
-/// 5. DataFusion's default analyzer rules.
+/// 6. DataFusion's default analyzer rules.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(crate::spark::timestamp::SessionZone),
         Arc::new(crate::sql::DecorrelateLateralExplode),
         Arc::new(crate::sql::VariantCastRewrite),
         Arc::new(VariantGetSplit),

@@ -16,6 +16,7 @@ use datafusion::prelude::SessionContext;
 
 #[cfg(feature = "spark")]
 mod element_at;
+pub mod timestamp;
 
 /// Whether the crate was built with the `spark` feature.
 pub const AVAILABLE: bool = cfg!(feature = "spark");
@@ -88,7 +89,8 @@ fn our_spark_functions() -> Vec<Arc<datafusion::logical_expr::ScalarUDF>> {
     functions
 }
 
-/// `state` with `planners` ahead of its expression planners. A live session's
+/// `state` with `planners` ahead of its expression planners, and Spark's
+/// TIMESTAMP planned ([`timestamp::with_session_timestamps`]). A live session's
 /// planners cannot be reordered, so the state is rebuilt; a rebuilt state
 /// registers its functions again in hash order, which could hand a name shared
 /// by two functions (one's name, another's alias) to either, so they are then
@@ -103,6 +105,7 @@ fn planners_first(
         .expr_planners()
         .get_or_insert_with(Vec::new)
         .splice(0..0, planners);
+    timestamp::with_session_timestamps(&mut builder);
     let mut rebuilt = builder.build();
     crate::registry::restore_functions(state, &mut rebuilt)?;
     Ok(rebuilt)

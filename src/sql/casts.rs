@@ -9,6 +9,9 @@
 //! -- with variant.spark_functions = true (Spark's text for timestamps,
 //! -- dates and floating point):
 //! CAST(ts AS STRING)      =>  CAST(variant_get(cast_to_variant(ts), '$', 'string') AS STRING)
+//! CAST(ts AS BIGINT)      =>  variant_get(cast_to_variant(ts), '$', 'bigint')  -- seconds
+//! CAST(n AS TIMESTAMP)    =>  variant_get(cast_to_variant(n), '$', 'timestamp')
+//! CAST(ts AS TIMESTAMP_NTZ) => variant_get(cast_to_variant(ts), '$', 'timestamp_ntz')
 //! CAST(array AS STRING)   =>  to_spark_string(array)   -- also outside Spark mode when
 //!                                                       -- the array, struct or map holds variants
 //! ```
@@ -110,6 +113,18 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
             field.data_type().clone(),
         ))));
     }
+    if spark && let Some(target) = spark_timestamp_cast(&inner_type, field.data_type()) {
+        // Spark's meaning, which its variant cast shares: seconds since the
+        // epoch, and the wall time in the session time zone.
+        let getter = if safe {
+            try_variant_get_udf()
+        } else {
+            variant_get_udf()
+        };
+        let variant = cast_to_variant_udf().call(vec![inner.as_ref().clone()]);
+        let call = getter.call(vec![variant, lit("$"), lit(target.clone())]);
+        return Ok(Transformed::yes(cast_if_needed(call, &target, field)));
+    }
     if !inner_is_variant
         && is_string_type(field.data_type())
         && crate::udf::is_container(&inner_type)
@@ -151,16 +166,41 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
         }
         _ => udf.call(vec![inner.as_ref().clone(), lit("$"), lit(spark.clone())]),
     };
-    let produced = crate::variant::types::SparkType::parse(&spark)
+    Ok(Transformed::yes(cast_if_needed(call, &spark, field)))
+}
+
+/// `call`, a `variant_get` to the Spark type `spark`, cast to `field`'s type
+/// when that is not what the Spark type gives (a narrower string type, another
+/// time zone).
+fn cast_if_needed(call: Expr, spark: &str, field: &arrow::datatypes::FieldRef) -> Expr {
+    let produced = crate::variant::types::SparkType::parse(spark)
         .map(|t| t.to_arrow())
         .ok();
-    Ok(Transformed::yes(
-        if produced.as_ref() == Some(field.data_type()) {
-            call
-        } else {
-            Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
-        },
-    ))
+    if produced.as_ref() == Some(field.data_type()) {
+        call
+    } else {
+        Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+    }
+}
+
+/// The Spark type through which a cast between a TIMESTAMP (an instant) and
+/// `to` goes in Spark mode, where Spark and Arrow differ: to and from numbers
+/// Spark counts seconds since the epoch (Arrow the type's units), and to
+/// TIMESTAMP_NTZ it keeps the wall time in the session time zone (Arrow the
+/// one in UTC). Spark's variant cast does what its plain cast does.
+fn spark_timestamp_cast(from: &DataType, to: &DataType) -> Option<String> {
+    match (from, to) {
+        (DataType::Timestamp(_, Some(_)), DataType::Timestamp(_, None)) => {
+            Some("timestamp_ntz".into())
+        }
+        (DataType::Timestamp(_, Some(_)), to) if to.is_numeric() => spark_type_name(to),
+        (from, DataType::Timestamp(_, Some(_)))
+            if from.is_numeric() && spark_type_name(from).is_some() =>
+        {
+            Some("timestamp".into())
+        }
+        _ => None,
+    }
 }
 
 fn is_string_type(dt: &DataType) -> bool {

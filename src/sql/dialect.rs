@@ -20,7 +20,7 @@
 use std::any::TypeId;
 
 use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, Value,
+    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, Ident, ObjectName, Value,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, Precedence};
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -61,6 +61,32 @@ impl Dialect for VariantDialect {
             Token::SingleQuotedString(_) | Token::Number(_, _) => None,
             _ => Some(Ok(self.prec_value(Precedence::DoubleColon))),
         }
+    }
+
+    /// Spark's `TIMESTAMP_LTZ '...'` literal (sqlparser reads `TIMESTAMP_NTZ
+    /// '...'` only): `CAST('...' AS TIMESTAMP_LTZ)`, Spark mode's TIMESTAMP.
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let Token::Word(word) = &parser.peek_token_ref().token else {
+            return None;
+        };
+        if word.quote_style.is_some() || !word.value.eq_ignore_ascii_case("timestamp_ltz") {
+            return None;
+        }
+        if !matches!(
+            parser.peek_nth_token_ref(1).token,
+            Token::SingleQuotedString(_)
+        ) {
+            return None;
+        }
+        let name = Ident::new(word.value.clone());
+        parser.next_token();
+        Some(parser.parse_value().map(|value| Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(Expr::Value(value)),
+            data_type: SqlDataType::Custom(ObjectName::from(vec![name]), vec![]),
+            array: false,
+            format: None,
+        }))
     }
 
     /// Spark's typed numeric literals: `1.5D` is `CAST(1.5 AS DOUBLE)` (see

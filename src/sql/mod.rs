@@ -18,7 +18,7 @@ pub use path_syntax::VariantExprPlanner;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, FieldRef, TimeUnit};
-use datafusion::common::Result;
+use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::sql::sqlparser::ast;
 
@@ -155,10 +155,14 @@ pub async fn plan_statement(
             .is_some_and(|o| o.workload_log_sql);
         log.set_query(wanted.then(|| statement.to_string()));
     }
-    state
+    let plan = state
         .statement_to_plan(statement)
         .await
-        .map_err(named_parameters_error)
+        .map_err(named_parameters_error)?;
+    Ok(crate::spark::timestamp::resolve_prepare(
+        plan,
+        state.config_options(),
+    ))
 }
 
 /// DataFusion's refusal of named arguments in Spark's words; other errors as
@@ -199,6 +203,12 @@ impl TypePlanner for VariantTypePlanner {
                     "long" => plain(DataType::Int64),
                     "short" => plain(DataType::Int16),
                     "byte" => plain(DataType::Int8),
+                    // Spark mode's planner reads it before this one.
+                    "timestamp_ltz" => plan_err!(
+                        "TIMESTAMP_LTZ (Spark's TIMESTAMP, an instant in the session time zone) \
+                         is read in Spark mode (`variant.spark_functions = true`, the CLI's \
+                         `--spark`); outside it, write TIMESTAMP WITH TIME ZONE"
+                    ),
                     _ => Ok(None),
                 }
             }
