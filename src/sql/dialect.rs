@@ -90,13 +90,24 @@ impl Dialect for VariantDialect {
     }
 
     /// Spark's typed numeric literals: `1.5D` is `CAST(1.5 AS DOUBLE)` (see
-    /// `numeric_suffix`).
+    /// `numeric_suffix`); and Spark's error for `v:*`.
     fn parse_infix(
         &self,
         parser: &mut Parser,
         expr: &Expr,
         _precedence: u8,
     ) -> Option<Result<Expr, ParserError>> {
+        if parser.peek_token_ref().token == Token::Colon
+            && parser.peek_nth_token_ref(1).token == Token::Mul
+        {
+            // `v:*`: Spark's words (sqlparser: "Expected: variant object key
+            // name, found: *").
+            return Some(Err(ParserError::ParserError(
+                "[PARSE_SYNTAX_ERROR] Syntax error at or near '*'. SQLSTATE: 42601 \
+                 (a `:` path names keys; `v:a[*]` is every element of an array)"
+                    .into(),
+            )));
+        }
         let data_type = numeric_suffix(parser)?;
         let Expr::Value(value) = expr else {
             return None;

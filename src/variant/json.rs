@@ -36,6 +36,17 @@ pub const SIZE_LIMIT: usize = 128 << 20;
 /// Largest number of decimal digits a Variant decimal can hold.
 const MAX_DECIMAL_PRECISION: usize = 38;
 
+/// The limits of Spark's JSON reader (Jackson's default `StreamReadConstraints`),
+/// checked with pyspark 4.3.0: `parse_json` refuses a number with more than
+/// 1000 digits in its integer part, its fraction or its exponent, an object key
+/// longer than 50,000 characters and a string longer than 20,000,000 (in UTF-16
+/// code units, after escapes are decoded), where `try_parse_json` answers NULL.
+pub const MAX_NUMBER_DIGITS: usize = 1000;
+/// See [`MAX_NUMBER_DIGITS`].
+pub const MAX_KEY_CHARS: usize = 50_000;
+/// See [`MAX_NUMBER_DIGITS`].
+pub const MAX_STRING_CHARS: usize = 20_000_000;
+
 /// Options for [`JsonToVariant`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JsonParseOptions {
@@ -117,6 +128,12 @@ pub enum JsonErrorKind {
     /// Something other than whitespace follows the first complete value (only
     /// with [`JsonParseOptions::reject_trailing_content`]).
     TrailingContent,
+    /// A number with more than [`MAX_NUMBER_DIGITS`] digits in one part.
+    NumberTooLong,
+    /// An object key longer than [`MAX_KEY_CHARS`] characters.
+    KeyTooLong,
+    /// A string longer than [`MAX_STRING_CHARS`] characters.
+    StringTooLong,
 }
 
 /// A JSON parse failure: what went wrong and the byte offset in the input.
@@ -171,6 +188,21 @@ impl fmt::Display for JsonError {
             JsonErrorKind::TooLarge => {
                 write!(f, "variant larger than 128 MiB at byte {at}")
             }
+            JsonErrorKind::NumberTooLong => write!(
+                f,
+                "number with more than {MAX_NUMBER_DIGITS} digits in one part (Spark's JSON \
+                 reader's limit) at byte {at}"
+            ),
+            JsonErrorKind::KeyTooLong => write!(
+                f,
+                "object key longer than {MAX_KEY_CHARS} characters (Spark's JSON reader's \
+                 limit) at byte {at}"
+            ),
+            JsonErrorKind::StringTooLong => write!(
+                f,
+                "string longer than {MAX_STRING_CHARS} characters (Spark's JSON reader's \
+                 limit) at byte {at}"
+            ),
         }
     }
 }
@@ -540,6 +572,9 @@ impl JsonToVariant {
         } else {
             b.get(i + 1..end).unwrap_or(&[])
         };
+        if longer_than(key, MAX_KEY_CHARS) {
+            return Err(JsonError::new(JsonErrorKind::KeyTooLong, i));
+        }
         let id = self
             .dict
             .intern(key)
@@ -562,8 +597,8 @@ impl JsonToVariant {
         } else {
             b.get(i + 1..end).unwrap_or(&[])
         };
-        if s.len() > SIZE_LIMIT {
-            return Err(JsonError::new(JsonErrorKind::TooLarge, i));
+        if longer_than(s, MAX_STRING_CHARS) {
+            return Err(JsonError::new(JsonErrorKind::StringTooLong, i));
         }
         if s.len() <= 63 {
             self.value.push(0x01 | ((s.len() as u8) << 2));
@@ -625,6 +660,14 @@ impl JsonToVariant {
             _ => return Err(invalid(i)),
         }
         let int_end = i;
+        let too_long = |from: usize, to: usize| {
+            if to - from > MAX_NUMBER_DIGITS {
+                Err(JsonError::new(JsonErrorKind::NumberTooLong, start))
+            } else {
+                Ok(())
+            }
+        };
+        too_long(int_start, int_end)?;
         let mut frac = None;
         if b.get(i) == Some(&b'.') {
             i += 1;
@@ -635,6 +678,7 @@ impl JsonToVariant {
             if i == frac_start {
                 return Err(invalid(i));
             }
+            too_long(frac_start, i)?;
             frac = Some((frac_start, i));
         }
         let mut exponent = false;
@@ -651,6 +695,7 @@ impl JsonToVariant {
             if i == exp_start {
                 return Err(invalid(i));
             }
+            too_long(exp_start, i)?;
         }
         let int_digits = b.get(int_start..int_end).unwrap_or(&[]);
 
@@ -965,6 +1010,22 @@ fn has_special_byte(w: u64) -> bool {
 /// position of the closing quote and whether escapes were present; in that case the
 /// decoded bytes are in `scratch`, otherwise the body is `b[i..end]` verbatim.
 #[inline]
+/// Whether the UTF-8 text `s` is longer than `max` UTF-16 code units (the
+/// characters Jackson counts). Never more units than bytes, so most texts are
+/// answered by their length alone.
+fn longer_than(s: &[u8], max: usize) -> bool {
+    if s.len() <= max {
+        return false;
+    }
+    // A byte that starts a character counts one unit; a four-byte character
+    // (lead byte 0xF0 and up) counts two.
+    let units: usize = s
+        .iter()
+        .map(|&c| usize::from(c & 0xC0 != 0x80) + usize::from(c >= 0xF0))
+        .sum();
+    units > max
+}
+
 fn scan_string(b: &[u8], mut i: usize, scratch: &mut Vec<u8>) -> Result<(usize, bool), JsonError> {
     let start = i;
     loop {
@@ -1346,11 +1407,15 @@ mod tests {
             if len == 0 {
                 continue;
             }
-            with_variant(&format!("{{\"{s}\":\"{s}\"}}"), |v| {
+            // Keys past Spark's 50,000 characters are refused: two halves
+            // give the dictionary as many bytes.
+            let key = &s[..len.div_ceil(2)];
+            let other = format!("{}y", &key[1..]);
+            with_variant(&format!("{{\"{key}\":\"{s}\",\"{other}\":1}}"), |v| {
                 assert_eq!(
                     v.as_object()
                         .unwrap()
-                        .get(&s)
+                        .get(key)
                         .and_then(|x| x.as_string().map(str::to_owned)),
                     Some(s.clone())
                 );
@@ -1708,17 +1773,74 @@ mod tests {
 
     #[test]
     fn too_large() {
-        let big = "x".repeat(SIZE_LIMIT);
-        // A string value of exactly the limit exceeds it once its header is added.
-        let e = err(&format!("\"{big}\""));
+        // Seven strings of the longest length Spark reads: 140 MB of value.
+        let part = format!("\"{}\"", "x".repeat(MAX_STRING_CHARS));
+        let e = err(&format!("[{}]", [part.as_str(); 7].join(",")));
         assert_eq!(e.kind, JsonErrorKind::TooLarge);
-        // Keys: metadata above the limit.
-        let e = err(&format!("{{\"{big}\":1}}"));
-        assert_eq!(e.kind, JsonErrorKind::TooLarge);
-        // Just below the limit is fine.
-        let ok = "x".repeat(SIZE_LIMIT - 5);
-        let (_, v) = parse(&format!("\"{ok}\""));
-        assert_eq!(v.len(), SIZE_LIMIT);
+        // Metadata: 2700 distinct keys of the longest length, 135 MB.
+        let long_key = "k".repeat(MAX_KEY_CHARS - 5);
+        let keys = (0..2700)
+            .map(|i| format!("\"{i:05}{long_key}\":1"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(err(&format!("{{{keys}}}")).kind, JsonErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn jacksons_limits_are_sparks() {
+        use JsonErrorKind::{KeyTooLong, NumberTooLong, StringTooLong};
+        let digits = |n: usize| "1".repeat(n);
+        for (text, refused) in [
+            (digits(1000), None),
+            (digits(1001), Some(NumberTooLong)),
+            (format!("-{}", digits(1000)), None),
+            (format!("0.{}", digits(1000)), None),
+            (format!("0.{}", digits(1001)), Some(NumberTooLong)),
+            (format!("{}.5", digits(1001)), Some(NumberTooLong)),
+            (format!("1e{}1", "0".repeat(1000)), Some(NumberTooLong)),
+            (format!("[{}]", digits(1001)), Some(NumberTooLong)),
+            (format!("{{\"{}\":1}}", "k".repeat(MAX_KEY_CHARS)), None),
+            (
+                format!("{{\"{}\":1}}", "k".repeat(MAX_KEY_CHARS + 1)),
+                Some(KeyTooLong),
+            ),
+            // Characters are UTF-16 code units: é is one, 😀 two.
+            (format!("{{\"{}\":1}}", "é".repeat(MAX_KEY_CHARS)), None),
+            (
+                format!("{{\"{}\":1}}", "é".repeat(MAX_KEY_CHARS + 1)),
+                Some(KeyTooLong),
+            ),
+            (
+                format!("{{\"{}\":1}}", "😀".repeat(MAX_KEY_CHARS / 2)),
+                None,
+            ),
+            (
+                format!("{{\"{}\":1}}", "😀".repeat(MAX_KEY_CHARS / 2 + 1)),
+                Some(KeyTooLong),
+            ),
+            (format!("\"{}\"", "a".repeat(MAX_STRING_CHARS)), None),
+            (
+                format!("\"{}\"", "a".repeat(MAX_STRING_CHARS + 1)),
+                Some(StringTooLong),
+            ),
+            (format!("\"{}\"", "😀".repeat(MAX_STRING_CHARS / 2)), None),
+            (
+                format!("\"{}\"", "😀".repeat(MAX_STRING_CHARS / 2 + 1)),
+                Some(StringTooLong),
+            ),
+            // Counted after escapes are decoded.
+            (format!("[\"{}\"]", "\\n".repeat(MAX_STRING_CHARS)), None),
+            (
+                format!("[\"{}\"]", "\\n".repeat(MAX_STRING_CHARS + 1)),
+                Some(StringTooLong),
+            ),
+        ] {
+            let got = parse_with(JsonParseOptions::default(), &text)
+                .err()
+                .map(|e| e.kind);
+            let head: String = text.chars().take(12).collect();
+            assert_eq!(got, refused, "{head}...");
+        }
     }
 
     #[test]
