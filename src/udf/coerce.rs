@@ -301,9 +301,18 @@ pub fn coercing_functions_over(
                 .chain(spark("array"))
                 .map(|f| Arc::new(ScalarUDF::new_from_impl(VariantCoercing::holding_values(f)))),
         );
-    let strings = string_function_defaults().into_iter().filter_map(|f| {
-        current(f).map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))))
+    // Spark's own string functions, where datafusion-spark is registered.
+    let spark_strings = ["split", "hex"].into_iter().filter_map(|name| {
+        lookup(name).filter(|f| {
+            let inner: &dyn std::any::Any = f.inner().as_ref();
+            !inner.is::<VariantAsString>()
+        })
     });
+    let strings = string_function_defaults()
+        .into_iter()
+        .filter_map(current)
+        .chain(spark_strings)
+        .map(|f| Arc::new(ScalarUDF::new_from_impl(VariantAsString::new(f))));
     values.chain(strings).collect()
 }
 
@@ -434,9 +443,10 @@ impl ScalarUDFImpl for VariantAsString {
 
 /// DataFusion's string functions that take a VARIANT as Spark does once
 /// wrapped (with their aliases: `length`, `char_length`, `trim`, `substring`,
-/// `instr`, ...).
+/// `instr`, `substring_index`, ...); pyspark 4.3.0 converts a VARIANT to a
+/// STRING in each (`interop/spark_probe/string_functions.txt`).
 fn string_function_defaults() -> Vec<Arc<ScalarUDF>> {
-    use datafusion::functions::{string, unicode};
+    use datafusion::functions::{regex, string, unicode};
     [
         string::upper(),
         string::lower(),
@@ -459,6 +469,19 @@ fn string_function_defaults() -> Vec<Arc<ScalarUDF>> {
         unicode::right(),
         unicode::strpos(),
         unicode::initcap(),
+        string::repeat(),
+        string::ascii(),
+        string::bit_length(),
+        string::levenshtein(),
+        string::contains(),
+        unicode::translate(),
+        unicode::find_in_set(),
+        unicode::substr_index(),
+        datafusion::functions::core::overlay(),
+        regex::regexp_replace(),
+        regex::regexp_like(),
+        regex::regexp_count(),
+        regex::regexp_instr(),
     ]
     .into_iter()
     .collect()
