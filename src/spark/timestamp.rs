@@ -146,6 +146,13 @@ fn resolve_expr(expr: Expr, zone: &Arc<str>) -> Transformed<Expr> {
 
 /// Whether any node, expression or subquery of `plan` holds the placeholder.
 fn plan_holds(plan: &LogicalPlan) -> Result<bool> {
+    let stop_if = |found: bool| {
+        if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        }
+    };
     let mut found = false;
     plan.apply_with_subqueries(|node| {
         found = node.schema().fields().iter().any(|f| holds(f.data_type()));
@@ -153,19 +160,11 @@ fn plan_holds(plan: &LogicalPlan) -> Result<bool> {
             node.apply_expressions(|e| {
                 e.apply(|e| {
                     found = expr_holds(e);
-                    Ok(if found {
-                        TreeNodeRecursion::Stop
-                    } else {
-                        TreeNodeRecursion::Continue
-                    })
+                    Ok(stop_if(found))
                 })
             })?;
         }
-        Ok(if found {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
+        Ok(stop_if(found))
     })?;
     Ok(found)
 }

@@ -116,11 +116,7 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
     if spark && let Some(target) = spark_timestamp_cast(&inner_type, field.data_type()) {
         // Spark's meaning, which its variant cast shares: seconds since the
         // epoch, and the wall time in the session time zone.
-        let getter = if safe {
-            try_variant_get_udf()
-        } else {
-            variant_get_udf()
-        };
+        let getter = getter(safe);
         let variant = cast_to_variant_udf().call(vec![inner.as_ref().clone()]);
         let call = getter.call(vec![variant, lit("$"), lit(target.clone())]);
         return Ok(Transformed::yes(cast_if_needed(call, &target, field)));
@@ -148,11 +144,7 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
             field.data_type()
         );
     };
-    let udf = if safe {
-        try_variant_get_udf()
-    } else {
-        variant_get_udf()
-    };
+    let udf = getter(safe);
     // `CAST(variant_get(x, p) AS t)` (e.g. from `x:a.b::t`) is one extraction.
     let call = match inner.as_ref() {
         Expr::ScalarFunction(f)
@@ -167,6 +159,15 @@ fn rewrite_cast(expr: Expr, schema: &DFSchema, spark: bool) -> Result<Transforme
         _ => udf.call(vec![inner.as_ref().clone(), lit("$"), lit(spark.clone())]),
     };
     Ok(Transformed::yes(cast_if_needed(call, &spark, field)))
+}
+
+/// `try_variant_get` for a `TRY_CAST`, `variant_get` for a `CAST`.
+fn getter(safe: bool) -> std::sync::Arc<datafusion::logical_expr::ScalarUDF> {
+    if safe {
+        try_variant_get_udf()
+    } else {
+        variant_get_udf()
+    }
 }
 
 /// `call`, a `variant_get` to the Spark type `spark`, cast to `field`'s type
@@ -261,11 +262,7 @@ fn cast_container(
     if !holds_variant(inner_type) || holds_variant(field.data_type()) {
         return Ok(Transformed::no(expr.clone()));
     }
-    let getter = if safe {
-        try_variant_get_udf()
-    } else {
-        variant_get_udf()
-    };
+    let getter = getter(safe);
     let target = field.data_type();
     let as_variant = match (inner_type, target) {
         (
