@@ -43,6 +43,13 @@ extensions_options! {
         /// Reads `variant_get` extractions from shredded Parquet leaves and prunes
         /// row groups and pages on their statistics. `false` reads whole values.
         pub pushdown: bool, default = true
+        /// Late materialization: a filter on extractions of a Parquet scan of
+        /// VARIANT columns also becomes the scan's row filter when the scan
+        /// reassembles VARIANT values the filter does not read (a whole value,
+        /// an extraction whose result is a VARIANT), so that they are rebuilt
+        /// only for the rows that pass. Scans without VARIANT columns keep
+        /// DataFusion's `datafusion.execution.parquet.pushdown_filters`.
+        pub late_materialization: bool, default = true
         /// Counts `count(*) ... GROUP BY` one string column by the column's
         /// views (`StringGroupCountExec`: a string is hashed once per batch,
         /// not once per row). `false` leaves the count to DataFusion's

@@ -222,7 +222,7 @@ fn predicate(rng: &mut StdRng, depth: usize) -> String {
 }
 
 fn query(rng: &mut StdRng, table: &str) -> String {
-    let select = match rng.random_range(0..6) {
+    let select = match rng.random_range(0..7) {
         0 => "id, v:a::bigint AS a, v:b::string AS b, to_json(v:c) AS c".to_string(),
         1 => "id, try_variant_get(v, '$.c.d', 'int') AS d, to_json(v:a) AS a, v:c.e::string AS e"
             .to_string(),
@@ -234,6 +234,12 @@ fn query(rng: &mut StdRng, table: &str) -> String {
         // Array steps and wildcards through the array `t`.
         4 => "id, to_json(v:t[*]) AS t, try_variant_get(v, '$.t[*].k', 'int') AS k, \
               to_json(v:t[1]) AS t1"
+            .to_string(),
+        // Conversions of typed leaves to other types (decimal and double to
+        // DOUBLE, narrowing, numbers and strings to STRING, strings to numbers).
+        5 => "id, try_variant_get(v, '$.f', 'double') AS f, try_variant_get(v, '$.a', 'tinyint') AS a, \
+              try_variant_get(v, '$.c.d', 'string') AS d, try_variant_get(v, '$.b', 'binary') AS b, \
+              try_variant_get(v, '$.a', 'double') AS a2"
             .to_string(),
         _ => {
             return format!(

@@ -19,6 +19,21 @@
 //!   VariantScanExec: extractions=[v.$.a as bigint], predicates=[.. > 5]
 //!     DataSourceExec: projection=[...], file_type=parquet   (adapter: VariantExprAdapterFactory)
 //!
+//! With `variant.late_materialization` on (the default), the conjuncts also
+//! become the Parquet scan's row filter when the scan reassembles VARIANT values
+//! they do not read (here the whole value), so those are rebuilt only for the
+//! rows that pass; `SELECT count(*) ... WHERE v:a::bigint > 5`, or one reading
+//! other typed paths, is left as above:
+//!
+//! ```text
+//! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
+//!   DataSourceExec: projection=[v, variant_get(v@0, '$.a', 'bigint')], file_type=parquet
+//! =>
+//! FilterExec: variant_get(v@0, '$.a', 'bigint') > 5
+//!   VariantScanExec: extractions=[v.$.a as bigint], predicates=[.. > 5]
+//!     DataSourceExec: projection=[...], predicate=variant_get(v@0, '$.a', 'bigint') > 5
+//!                     (a row filter: pushdown_filters on for this scan only)
+//!
 //! SELECT to_json(v) FROM t   (no extraction: the node only carries the adapter)
 //!   DataSourceExec: projection=[v], file_type=parquet
 //! =>
@@ -65,6 +80,10 @@ impl PhysicalOptimizerRule for VariantGetPushdown {
         config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pushdown = pushdown_enabled(config);
+        let late = config
+            .extensions
+            .get::<crate::config::VariantOptions>()
+            .is_none_or(|o| o.late_materialization);
         // Scans first (a scan already wrapped is left alone, so the rule can run
         // twice), then the filters above them.
         let plan = plan
@@ -81,7 +100,7 @@ impl PhysicalOptimizerRule for VariantGetPushdown {
         plan.transform_up(|node| {
             if pushdown
                 && let Some(filter) = (node.as_ref() as &dyn Any).downcast_ref::<FilterExec>()
-                && let Some(input) = push_filter(filter)?
+                && let Some(input) = push_filter(filter, late)?
             {
                 return Ok(Transformed::yes(replace_children_if_necessary(
                     node,
@@ -140,21 +159,22 @@ fn is_transparent(plan: &Arc<dyn ExecutionPlan>) -> bool {
 /// The filter's input with its `VariantScanExec` (below transparent operators)
 /// pruning on the filter's extraction conjuncts; `None` when there is nothing to
 /// push.
-fn push_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+fn push_filter(filter: &FilterExec, late: bool) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     fn rebuild(
         node: &Arc<dyn ExecutionPlan>,
         predicate: &Arc<dyn PhysicalExpr>,
+        late: bool,
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         if let Some(scan) = (node.as_ref() as &dyn Any).downcast_ref::<VariantScanExec>() {
             let predicates = filter_predicates(predicate, scan.config());
             if predicates.is_empty() {
                 return Ok(None);
             }
-            return Ok(Some(Arc::new(scan.with_predicates(predicates)?)));
+            return Ok(Some(Arc::new(scan.with_predicates(predicates, late)?)));
         }
         if is_transparent(node) {
             let child = node.children()[0];
-            return match rebuild(child, predicate)? {
+            return match rebuild(child, predicate, late)? {
                 Some(c) => Ok(Some(replace_children_if_necessary(
                     Arc::clone(node),
                     vec![c],
@@ -164,5 +184,5 @@ fn push_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         }
         Ok(None)
     }
-    rebuild(filter.input(), filter.predicate())
+    rebuild(filter.input(), filter.predicate(), late)
 }

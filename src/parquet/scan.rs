@@ -208,10 +208,16 @@ impl VariantScanExec {
         self.extractions.projected.is_empty() && self.extractions.predicates.is_empty()
     }
 
-    /// The same scan with more filter predicates to prune on. When the Parquet
-    /// scan evaluates filters while decoding (`pushdown_filters`, as the table
-    /// was created with), it gets them too (late materialization).
-    pub fn with_predicates(&self, predicates: Vec<Arc<dyn PhysicalExpr>>) -> Result<Self> {
+    /// The same scan with more filter predicates to prune on. They are also the
+    /// Parquet scan's row filter (late materialization) when it evaluates
+    /// filters while decoding (`pushdown_filters`, as the table was created
+    /// with), or when `late` (`variant.late_materialization`) and the scan
+    /// reassembles VARIANT values the predicates do not read ([`reads_beyond`]).
+    pub fn with_predicates(
+        &self,
+        predicates: Vec<Arc<dyn PhysicalExpr>>,
+        late: bool,
+    ) -> Result<Self> {
         let mut extractions = self.extractions.clone();
         let mut added = Vec::new();
         for p in predicates {
@@ -224,13 +230,16 @@ impl VariantScanExec {
                 added.push(p);
             }
         }
+        let late = late && reads_beyond(&self.config, &extractions.predicates);
         let (input, config) = match self.config.file_source().downcast_ref::<ParquetSource>() {
             Some(source)
-                if source.table_parquet_options().global.pushdown_filters && !added.is_empty() =>
+                if (late || source.table_parquet_options().global.pushdown_filters)
+                    && !added.is_empty() =>
             {
                 let combined = conjunction(source.filter().into_iter().chain(added));
+                let source = source.with_predicate(combined).with_pushdown_filters(true);
                 let config = FileScanConfigBuilder::from(self.config.clone())
-                    .with_source(Arc::new(source.with_predicate(combined)))
+                    .with_source(Arc::new(source))
                     .build();
                 (
                     DataSourceExec::from_data_source(config.clone()) as Arc<dyn ExecutionPlan>,
@@ -276,6 +285,42 @@ pub fn extractions_in(expr: &Arc<dyn PhysicalExpr>) -> Vec<Extraction> {
         Ok(TreeNodeRecursion::Continue)
     });
     out
+}
+
+/// Whether the scan's projection holds VARIANT values that `predicates` do not
+/// read: a whole VARIANT column, or an extraction whose result is a VARIANT
+/// (an object or array is reassembled per row). Then filtering while decoding
+/// saves that reassembly for the rows that fail. Typed extractions are cheap
+/// to decode: for them a row filter costs more than it saves unless the filter
+/// is very selective (JSONBench's Q2-Q5, which keep 20-90 % of the rows, take
+/// 1.2-1.6x as long with one), which the plan cannot tell.
+pub fn reads_beyond(config: &FileScanConfig, predicates: &[Arc<dyn PhysicalExpr>]) -> bool {
+    use datafusion::physical_expr::utils::collect_columns;
+    let made: Vec<String> = predicates
+        .iter()
+        .flat_map(extractions_in)
+        .map(|e| e.describe())
+        .collect();
+    let schema = config.file_schema();
+    let is_variant = |index: usize| {
+        schema
+            .fields()
+            .get(index)
+            .is_some_and(|f| crate::array::is_variant_type(f.data_type()))
+    };
+    let Some(projection) = config.file_source().projection() else {
+        // Every column of the file.
+        return (0..schema.fields().len()).any(is_variant);
+    };
+    projection.expr_iter().any(|e| {
+        let extractions = extractions_in(&e);
+        if !extractions.is_empty() {
+            return extractions
+                .iter()
+                .any(|x| x.target.is_none() && !made.contains(&x.describe()));
+        }
+        collect_columns(&e).iter().any(|c| is_variant(c.index()))
+    })
 }
 
 impl DisplayAs for VariantScanExec {

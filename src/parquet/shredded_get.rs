@@ -43,15 +43,20 @@ use datafusion::physical_expr::expressions::{Column, Literal};
 use crate::array::{encode_primitives, is_variant_type, variant_fields};
 use std::any::Any;
 
+use crate::array::cast::VariantCaster;
+use crate::array::get::GetError;
 use crate::array::get::{PathArg, TRY_VARIANT_GET, VARIANT_GET};
 pub(crate) use crate::boundary::{
     RAISE_VARIANT_GET_ERROR, VARIANT_GET_OR_ERROR, or_error_fields, run_kernel,
     run_or_error_kernel, without_errors,
 };
 use crate::config::session_tz;
-use crate::variant::cast::CastOptions;
+use crate::variant::cast::{CastOptions, decimal_to_f64};
+use crate::variant::encoding::EMPTY_METADATA;
 use crate::variant::path::{PathSegment, parse_get_path};
 use crate::variant::types::SparkType;
+use crate::variant::unshred::for_each_primitive;
+use parquet_variant::{Variant, VariantMetadata};
 
 /// A `variant_get` / `try_variant_get` call on a column with a literal path and
 /// type: the only calls the reader can answer from shredded leaves.
@@ -472,6 +477,95 @@ impl Display for ShreddedGet {
     }
 }
 
+impl ShreddedGet {
+    /// The values of a typed leaf without residual, converted to the target as
+    /// [`variant_get`](crate::array::get::variant_get) converts them (same
+    /// values, same errors), without rebuilding a Variant column: numbers to
+    /// DOUBLE directly, everything else from each value's Variant encoding.
+    /// `None` when the leaf is not a primitive shredded type.
+    fn convert_typed(&self, typed: &ArrayRef) -> Result<Option<ArrayRef>> {
+        let Some(target) = &self.target else {
+            return Ok(None);
+        };
+        if let Some(values) = numbers_to_double(typed, target) {
+            return Ok(Some(values));
+        }
+        // A deferred call raises (and falls back) on the batch's first error.
+        let options = CastOptions {
+            safe: self.options.safe && !self.deferred,
+            ..self.options
+        };
+        crate::boundary::guard(self.func, || {
+            let mut caster = VariantCaster::new(target, options, typed.len());
+            let cast_error = |e| crate::boundary::get_error(self.func, GetError::Cast(e));
+            // Strings as the Variant strings reassembly would decode to (short
+            // under 64 bytes), without writing and re-checking their bytes.
+            if let Some(strings) = string_values(typed) {
+                for s in strings {
+                    match s {
+                        Some(s) => caster
+                            .append_variant(&Variant::from(s))
+                            .map_err(cast_error)?,
+                        None => caster.append_null(),
+                    }
+                }
+                return Ok(Some(caster.finish()));
+            }
+            let metadata = VariantMetadata::new(EMPTY_METADATA);
+            let converted = for_each_primitive(typed, |bytes| {
+                let Some(value) = bytes else {
+                    caster.append_null();
+                    return Ok(());
+                };
+                if !caster.try_append_raw(value, &[])? {
+                    caster.append_variant(&Variant::new_with_metadata(metadata.clone(), value))?;
+                }
+                Ok(())
+            })
+            .map_err(cast_error)?;
+            Ok(converted.then(|| caster.finish()))
+        })
+    }
+}
+
+/// The values of a string column, of any of Arrow's string types.
+fn string_values(typed: &ArrayRef) -> Option<Box<dyn Iterator<Item = Option<&str>> + '_>> {
+    use arrow::array::AsArray;
+    Some(match typed.data_type() {
+        DataType::Utf8 => Box::new(typed.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => Box::new(typed.as_string::<i64>().iter()),
+        DataType::Utf8View => Box::new(typed.as_string_view().iter()),
+        _ => return None,
+    })
+}
+
+/// Integers, floats and decimals to DOUBLE, as Spark converts each (the
+/// nearest double; see [`crate::variant::cast`]): no value can fail.
+fn numbers_to_double(typed: &ArrayRef, target: &SparkType) -> Option<ArrayRef> {
+    use arrow::array::{AsArray, Float64Array};
+    use arrow::datatypes::{
+        Decimal128Type, Float32Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    };
+    if *target != SparkType::Double {
+        return None;
+    }
+    let values: Float64Array = match typed.data_type() {
+        DataType::Int8 => typed.as_primitive::<Int8Type>().unary(f64::from),
+        DataType::Int16 => typed.as_primitive::<Int16Type>().unary(f64::from),
+        DataType::Int32 => typed.as_primitive::<Int32Type>().unary(f64::from),
+        DataType::Int64 => typed.as_primitive::<Int64Type>().unary(|x| x as f64),
+        DataType::Float32 => typed.as_primitive::<Float32Type>().unary(f64::from),
+        DataType::Decimal128(_, scale) => {
+            let scale = u8::try_from(*scale).ok()?;
+            typed
+                .as_primitive::<Decimal128Type>()
+                .unary(|u| decimal_to_f64(u, scale))
+        }
+        _ => return None,
+    };
+    Some(Arc::new(values))
+}
+
 fn evaluate_opt(
     expr: Option<&Arc<dyn PhysicalExpr>>,
     batch: &arrow::array::RecordBatch,
@@ -523,7 +617,15 @@ impl PhysicalExpr for ShreddedGet {
                         )?)));
                     }
                 }
-                Some(_) => {}
+                // Other conversions from the typed values alone (no Variant
+                // column is rebuilt); a deferred call whose batch has an error
+                // takes the general path, which keeps the errors per row.
+                Some(t) => match self.convert_typed(t) {
+                    Ok(Some(values)) => return done(values),
+                    Ok(None) => {}
+                    Err(e) if !self.deferred => return Err(e),
+                    Err(_) => {}
+                },
             }
         }
         // The general case: the leaf's values as a Variant column, converted by

@@ -428,6 +428,33 @@ pub(crate) fn encode_primitives(
     Ok(Some((out.finish(), typed.logical_nulls())))
 }
 
+/// Each row of a primitive `typed_value` column handed to `each` as the Variant
+/// value bytes reassembly writes for it (`None` where the column is null), in
+/// one reused buffer. `Ok(false)` (having stopped) when the column is not a
+/// primitive shredded type or a row cannot be encoded: the caller then takes its
+/// general path, which reports the row.
+pub(crate) fn for_each_primitive<E>(
+    typed: &ArrayRef,
+    mut each: impl FnMut(Option<&[u8]>) -> Result<(), E>,
+) -> Result<bool, E> {
+    let Ok(primitive) = Primitive::try_new(typed, None, "typed_value") else {
+        return Ok(false);
+    };
+    let mut buf = Vec::with_capacity(16);
+    for row in 0..typed.len() {
+        if primitive.is_null(row) {
+            each(None)?;
+            continue;
+        }
+        buf.clear();
+        if primitive.write(row, &mut buf).is_err() {
+            return Ok(false);
+        }
+        each(Some(&buf))?;
+    }
+    Ok(true)
+}
+
 /// A string `typed_value` column, downcast once per batch.
 enum Strings {
     Utf8(StringArray),
