@@ -212,7 +212,7 @@ impl VariantScanExec {
     /// Parquet scan's row filter (late materialization) when it evaluates
     /// filters while decoding (`pushdown_filters`, as the table was created
     /// with), or when `late` (`variant.late_materialization`) and the scan
-    /// reassembles VARIANT values the predicates do not read ([`reads_beyond`]).
+    /// reassembles VARIANT values the predicates do not read (`reads_beyond`).
     pub fn with_predicates(
         &self,
         predicates: Vec<Arc<dyn PhysicalExpr>>,
