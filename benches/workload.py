@@ -123,7 +123,7 @@ SHAPES = [
      "SELECT count(*) AS n FROM {t} WHERE {dbl:total} BETWEEN 100 AND 110"),
     ("S3 point lookup",
      "SELECT {int:customer.id} AS customer, {dbl:total} AS total FROM {t} "
-     "WHERE {int:order_id} = 777777"),
+     "WHERE {int:order_id} = {point}"),
     ("S4 high-cardinality integer group-by",
      "SELECT {int:customer.id} AS customer, count(*) AS n FROM {t} GROUP BY 1 "
      "ORDER BY n DESC, customer LIMIT 10"),
@@ -148,7 +148,7 @@ SHAPES = [
     ("S13 whole rows of a 1 % slice", None),
     ("S14 a narrow range of an increasing id",
      "SELECT count(*) AS n, sum({dbl:total}) AS total FROM {t} "
-     "WHERE {int:order_id} BETWEEN 500000 AND 500999"),
+     "WHERE {int:order_id} BETWEEN {lo} AND {hi}"),
 ]
 
 RENDER = {
@@ -217,6 +217,11 @@ SPECIAL = {
 }
 
 
+# The ids of the point lookup and the narrow range (S3, S14), scaled to the
+# row count (777777 and 500000-500999 at 1M rows); set by `main`.
+IDS = {"point": 777_777, "lo": 500_000, "hi": 500_999}
+
+
 def render(engine, template):
     r = RENDER[engine]
 
@@ -231,6 +236,8 @@ def render(engine, template):
             token = template[i + 1:j]
             if token == "t":
                 out.append(r["t"])
+            elif token in IDS:
+                out.append(str(IDS[token]))
             else:
                 kind, p = token.split(":", 1)
                 out.append(path(kind, p))
@@ -291,6 +298,8 @@ def main():
     ap.add_argument("--only", nargs="*", help="layouts to run (a prefix of their names)")
     args = ap.parse_args()
     jb.PROFILE = args.profile
+    IDS.update(point=args.rows * 7 // 9, lo=args.rows // 2,
+               hi=args.rows // 2 + max(args.rows // 1000, 1) - 1)
     if not jb.cli().exists():
         sys.exit(f"{jb.cli()} is missing: cargo build --profile {args.profile}")
     work = Path(args.keep or tempfile.mkdtemp(prefix="df-variant-workload-"))
@@ -323,21 +332,28 @@ def main():
     sql = {}      # engine -> queries
     first = {}    # the first run in a fresh process, our shredded layout
 
-    def ours(layout, setup, engine):
+    def measure(layout, engine, timed):
+        """Every shape of `engine` through `timed(i, sql)` -> (seconds, rows); a
+        failing query is reported in its cell."""
         qs = queries(engine)
         sql[engine] = qs
         out = []
         for i, q in enumerate(qs):
             print(f"{layout} S{i + 1}", file=sys.stderr)
             try:
-                wall, _cpu, _scanned, rows, first_run = jb.ours_run(setup, q, args.runs,
-                                                                     args.threads, False)
-                out.append((wall, rows))
-                if layout == "df-variant shredded":
-                    first[i] = first_run
-            except RuntimeError as e:
+                out.append(timed(i, q))
+            except Exception as e:  # noqa: BLE001 (an engine's error is reported)
                 out.append(f"error: {str(e)[:200]}")
         results[layout] = out
+
+    def ours(layout, setup, engine):
+        def timed(i, q):
+            wall, _cpu, _scanned, rows, first_run = jb.ours_run(setup, q, args.runs,
+                                                                 args.threads, False)
+            if layout == "df-variant shredded":
+                first[i] = first_run
+            return wall, rows
+        measure(layout, engine, timed)
 
     table = f"CREATE EXTERNAL TABLE orders STORED AS PARQUET LOCATION '{shredded}'"
     if wanted("df-variant shredded"):
@@ -361,16 +377,8 @@ def main():
                 con.execute("CREATE TABLE orders_variant AS SELECT j::VARIANT AS j FROM orders_text")
             for layout, engine in (("duckdb 2.0 VARIANT table", "duck variant"),
                                    ("duckdb 2.0 JSON text table", "duck text")):
-                qs = queries(engine)
-                sql[engine] = qs
-                out = []
-                for i, q in enumerate(qs):
-                    print(f"{layout} S{i + 1}", file=sys.stderr)
-                    try:
-                        out.append(best_of(lambda: con.execute(q).fetchall(), args.runs))
-                    except Exception as e:  # noqa: BLE001 (a peer's error is reported)
-                        out.append(f"error: {str(e)[:200]}")
-                results[layout] = out
+                measure(layout, engine,
+                        lambda i, q: best_of(lambda: con.execute(q).fetchall(), args.runs))
             con.close()
         except ImportError:
             print("duckdb is not installed (pip install duckdb==2.0.0): skipped", file=sys.stderr)
@@ -384,17 +392,9 @@ def main():
             if fresh:
                 s.query("CREATE TABLE orders (data JSON) ORDER BY tuple()")
                 s.query(f"INSERT INTO orders SELECT * FROM file('{ndjson}', 'JSONAsObject')")
-            qs = queries("clickhouse")
-            sql["clickhouse"] = qs
-            out = []
-            for i, q in enumerate(qs):
-                print(f"clickhouse S{i + 1}", file=sys.stderr)
-                try:
-                    run = lambda: [list(r) for r in jb.ch_rows(s.query(q, "JSONCompact"))]
-                    out.append(best_of(run, args.runs))
-                except Exception as e:  # noqa: BLE001
-                    out.append(f"error: {str(e)[:200]}")
-            results["clickhouse 26.9 JSON table"] = out
+            run = lambda q: [list(r) for r in jb.ch_rows(s.query(q, "JSONCompact"))]
+            measure("clickhouse 26.9 JSON table", "clickhouse",
+                    lambda i, q: best_of(lambda: run(q), args.runs))
             s.close()
         except ImportError:
             print("chdb is not installed (pip install chdb==4.4.0): skipped", file=sys.stderr)
