@@ -409,36 +409,29 @@ impl ListOffsets {
 pub(crate) fn encode_primitives(
     typed: &ArrayRef,
 ) -> Result<Option<(BinaryViewArray, Option<NullBuffer>)>, ArrowError> {
-    let Ok(primitive) = Primitive::try_new(typed, None, "typed_value") else {
-        return Ok(None);
-    };
     let mut out = BinaryViewBuilder::with_capacity(typed.len());
-    let mut buf = Vec::with_capacity(16);
-    for row in 0..typed.len() {
-        if primitive.is_null(row) {
-            out.append_value([0u8]);
-            continue;
-        }
-        buf.clear();
-        primitive
-            .write(row, &mut buf)
-            .map_err(|e| e.into_arrow(row))?;
-        out.append_value(&buf);
+    let written = for_each_primitive(typed, |bytes| {
+        out.append_value(bytes.unwrap_or(&[0u8]));
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match written {
+        Ok(None) => Ok(None),
+        Ok(Some(Err(e))) => Err(e),
+        Ok(Some(Ok(()))) => Ok(Some((out.finish(), typed.logical_nulls()))),
+        Err(never) => match never {},
     }
-    Ok(Some((out.finish(), typed.logical_nulls())))
 }
 
 /// Each row of a primitive `typed_value` column handed to `each` as the Variant
 /// value bytes reassembly writes for it (`None` where the column is null), in
-/// one reused buffer. `Ok(false)` (having stopped) when the column is not a
-/// primitive shredded type or a row cannot be encoded: the caller then takes its
-/// general path, which reports the row.
+/// one reused buffer. `None` when the column is not a primitive shredded type;
+/// `Some(Err)` (having stopped) for a row that cannot be encoded, naming it.
 pub(crate) fn for_each_primitive<E>(
     typed: &ArrayRef,
     mut each: impl FnMut(Option<&[u8]>) -> Result<(), E>,
-) -> Result<bool, E> {
+) -> Result<Option<Result<(), ArrowError>>, E> {
     let Ok(primitive) = Primitive::try_new(typed, None, "typed_value") else {
-        return Ok(false);
+        return Ok(None);
     };
     let mut buf = Vec::with_capacity(16);
     for row in 0..typed.len() {
@@ -447,12 +440,12 @@ pub(crate) fn for_each_primitive<E>(
             continue;
         }
         buf.clear();
-        if primitive.write(row, &mut buf).is_err() {
-            return Ok(false);
+        if let Err(e) = primitive.write(row, &mut buf) {
+            return Ok(Some(Err(e.into_arrow(row))));
         }
         each(Some(&buf))?;
     }
-    Ok(true)
+    Ok(Some(Ok(())))
 }
 
 /// A string `typed_value` column, downcast once per batch.
